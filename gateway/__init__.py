@@ -1,0 +1,1 @@
+"""Multi-model LLM routing gateway."""

@@ -1,0 +1,5 @@
+"""`python -m gateway` is the `gateway` command."""
+
+from gateway.cli.main import main
+
+main()

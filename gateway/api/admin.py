@@ -1,0 +1,128 @@
+"""Admin API (/admin/*): tenants, keys and policy reloads. Every call needs GATEWAY_ADMIN_KEY."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request
+
+from gateway.api.auth import require_admin
+from gateway.components import Components
+from gateway.errors import GatewayError, InvalidRequest, NotFound
+from gateway.tenancy.repository import TenantExists
+
+
+def _components(request: Request) -> Components:
+    return request.app.state.components  # type: ignore[no-any-return]
+
+
+def _admin(request: Request) -> Components:
+    parts = _components(request)
+    key = parts.settings.admin_key
+    require_admin(request, key.get_secret_value() if key else None)
+    return parts
+
+
+Admin = Annotated[Components, Depends(_admin)]
+router = APIRouter(prefix="/admin", dependencies=[Depends(_admin)])
+
+
+class TenantIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class TenantOut(BaseModel):
+    id: str
+    name: str
+    enabled: bool
+    created_at: datetime
+
+
+class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, max_length=128)
+
+
+class KeyOut(BaseModel):
+    id: str
+    tenant: str
+    prefix: str
+    name: str | None
+    created_at: datetime
+    revoked_at: datetime | None = None
+    key: str | None = Field(default=None, description="the key itself, returned once at creation")
+
+
+@router.get("/tenants")
+async def list_tenants(parts: Admin) -> list[TenantOut]:
+    return [TenantOut(**vars_of(t)) for t in await parts.tenants.list_tenants()]
+
+
+@router.post("/tenants", status_code=201)
+async def create_tenant(body: TenantIn, parts: Admin) -> TenantOut:
+    try:
+        row = await parts.tenants.create_tenant(body.name)
+    except TenantExists:
+        raise GatewayError(f"tenant {body.name!r} already exists", status=409,
+                           error_type="invalid_request_error", code="conflict") from None
+    return TenantOut(**vars_of(row))
+
+
+@router.post("/tenants/{name}/disable")
+async def disable_tenant(name: str, parts: Admin) -> dict[str, bool]:
+    return await _set_enabled(parts, name, False)
+
+
+@router.post("/tenants/{name}/enable")
+async def enable_tenant(name: str, parts: Admin) -> dict[str, bool]:
+    return await _set_enabled(parts, name, True)
+
+
+async def _set_enabled(parts: Components, name: str, enabled: bool) -> dict[str, bool]:
+    if not await parts.tenants.set_enabled(name, enabled):
+        raise NotFound(f"no tenant named {name!r}")
+    parts.authenticator.invalidate()
+    return {"enabled": enabled}
+
+
+@router.post("/tenants/{name}/keys", status_code=201)
+async def create_key(name: str, body: KeyIn, parts: Admin) -> KeyOut:
+    tenant = await parts.tenants.get_tenant(name)
+    if tenant is None:
+        raise NotFound(f"no tenant named {name!r}")
+    key, row = await parts.tenants.create_key(tenant, body.name)
+    return KeyOut(id=row.id, tenant=row.tenant_name, prefix=row.prefix, name=row.name,
+                  created_at=row.created_at, key=key)
+
+
+@router.get("/keys")
+async def list_keys(parts: Admin, tenant: str | None = None) -> list[KeyOut]:
+    return [
+        KeyOut(id=k.id, tenant=k.tenant_name, prefix=k.prefix, name=k.name,
+               created_at=k.created_at, revoked_at=k.revoked_at)
+        for k in await parts.tenants.list_keys(tenant)
+    ]
+
+
+@router.post("/keys/{key_id}/revoke")
+async def revoke_key(key_id: str, parts: Admin) -> dict[str, bool]:
+    if not await parts.tenants.revoke_key(key_id):
+        raise NotFound(f"no active key with id {key_id!r}")
+    parts.authenticator.invalidate()
+    return {"revoked": True}
+
+
+@router.post("/policy/reload")
+async def reload_policy(parts: Admin) -> dict[str, object]:
+    if not parts.policy.reload():
+        raise InvalidRequest("the policy file does not validate; the running policy is kept "
+                             "(run `gateway policy check` for the details)")
+    return {"reloaded": True, "models": parts.policy.current.public_models()}
+
+
+def vars_of(row: object) -> dict[str, object]:
+    return {name: getattr(row, name) for name in row.__slots__}  # type: ignore[attr-defined]

@@ -1,0 +1,87 @@
+"""The one place errors become HTTP responses, plus the x-request-id middleware.
+
+Every error a client sees, including framework errors (unknown route, wrong method, a bug),
+is OpenAI-shaped. A bug is logged with its traceback and shown as a generic 500.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.api.parsing import new_request_id
+from gateway.errors import GatewayError, InternalError, InvalidRequest
+
+log = logging.getLogger("gateway.api")
+
+
+def error_response(error: GatewayError) -> Response:
+    return Response(
+        content=error.to_json(),
+        status_code=error.status,
+        media_type="application/json",
+        headers=error.headers(),
+    )
+
+
+async def _on_gateway_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GatewayError)
+    return error_response(exc)
+
+
+async def _on_http_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    kinds = {404: "not_found", 405: "method_not_allowed"}
+    error = GatewayError(
+        str(exc.detail), status=exc.status_code, error_type="invalid_request_error",
+        code=kinds.get(exc.status_code),
+    )
+    return error_response(error)
+
+
+async def _on_validation_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+    param = ".".join(str(p) for p in first["loc"] if p != "body") or None
+    return error_response(InvalidRequest(str(first["msg"]), param=param))
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(InternalError("the gateway hit an internal error"))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(GatewayError, _on_gateway_error)
+    app.add_exception_handler(HTTPException, _on_http_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(Exception, _on_unexpected)
+
+
+class RequestIdMiddleware:
+    """Pure ASGI (no BaseHTTPMiddleware: it would buffer streams and cost ~100 µs a request).
+    Gives every request an id in `scope["state"]` and every response an `x-request-id`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = new_request_id()
+        scope.setdefault("state", {})["request_id"] = request_id
+        header = (b"x-request-id", request_id.encode())
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), header]
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)

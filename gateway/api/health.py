@@ -1,0 +1,43 @@
+"""Liveness (/health) and readiness (/ready: database, Redis, policy, audit backlog)."""
+
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter
+from sqlalchemy import text
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.components import Components
+
+router = APIRouter()
+AUDIT_BACKLOG_LIMIT = 100_000
+
+
+@router.get("/health")
+async def health() -> Response:
+    return Response(b'{"status":"ok"}', media_type="application/json")
+
+
+@router.get("/ready")
+async def ready(request: Request) -> Response:
+    parts: Components = request.app.state.components
+    checks: dict[str, str] = {}
+    try:
+        async with parts.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception as exc:  # readiness reports any failure rather than raising
+        checks["database"] = f"error: {type(exc).__name__}"
+    if parts.redis is not None:
+        try:
+            await parts.redis.ping()
+            checks["redis"] = "ok"
+        except Exception as exc:
+            checks["redis"] = f"error: {type(exc).__name__}"
+    checks["policy"] = f"ok ({len(parts.policy.current.backends)} backends)"
+    backlog = parts.audit.backlog
+    checks["audit"] = "ok" if backlog < AUDIT_BACKLOG_LIMIT else f"backlog {backlog}"
+    healthy = all(v.startswith("ok") for v in checks.values())
+    body = orjson.dumps({"status": "ready" if healthy else "not_ready", "checks": checks})
+    return Response(body, status_code=200 if healthy else 503, media_type="application/json")

@@ -1,0 +1,106 @@
+"""Request JSON → RouteRequest: validate only what routing needs; the rest travels untouched."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+
+from gateway.errors import InvalidRequest, PayloadTooLarge
+from gateway.types import Endpoint, RouteRequest
+
+REQUIRED_INPUT = {
+    Endpoint.CHAT: "messages",
+    Endpoint.COMPLETIONS: "prompt",
+    Endpoint.EMBEDDINGS: "input",
+}
+
+
+def new_request_id() -> str:
+    return "req_" + secrets.token_hex(12)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    length = request.headers.get("content-length")
+    if length is not None:
+        try:
+            declared = int(length)
+        except ValueError:
+            raise InvalidRequest("invalid Content-Length header") from None
+        if declared > limit:
+            raise PayloadTooLarge(
+                f"request body of {declared} bytes exceeds the {limit}-byte limit"
+            )
+        return await request.body()
+    size = 0
+    chunks: list[bytes] = []
+    async for chunk in request.stream():  # chunked upload: count as we go
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"request body exceeds the {limit}-byte limit")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_route_request(
+    body: bytes, endpoint: Endpoint, request_id: str, tags_header: str | None = None
+) -> RouteRequest:
+    if not body:
+        raise InvalidRequest("the request body is empty; expected a JSON object")
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise InvalidRequest("the request body must be a JSON object")
+
+    model = payload.get("model")
+    if not isinstance(model, str) or not model:
+        raise InvalidRequest("you must provide a model parameter", param="model",
+                             code="missing_required_parameter" if model is None else None)
+    field = REQUIRED_INPUT[endpoint]
+    value = payload.get(field)
+    if value is None:
+        raise InvalidRequest(f"missing required parameter: '{field}'", param=field,
+                             code="missing_required_parameter")
+    if endpoint is Endpoint.CHAT and (not isinstance(value, list) or not value):
+        raise InvalidRequest("'messages' must be a non-empty array", param="messages")
+
+    stream = payload.get("stream", False)
+    if stream is None:
+        stream = False
+    if not isinstance(stream, bool):
+        raise InvalidRequest("'stream' must be a boolean", param="stream")
+    if endpoint is Endpoint.EMBEDDINGS and stream:
+        raise InvalidRequest("embeddings cannot be streamed", param="stream")
+    options = payload.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise InvalidRequest("'stream_options' must be an object", param="stream_options")
+    include_usage = bool(options.get("include_usage")) if options else False
+
+    max_tokens = _max_tokens(payload)
+    tags = tuple(t.strip() for t in tags_header.split(",") if t.strip()) if tags_header else ()
+    return RouteRequest(
+        request_id=request_id,
+        endpoint=endpoint,
+        model=model,
+        payload=payload,
+        stream=stream,
+        include_usage=include_usage,
+        max_output_tokens=max_tokens,
+        tags=tags,
+    )
+
+
+def _max_tokens(payload: dict[str, Any]) -> int | None:
+    found: int | None = None
+    for name in ("max_completion_tokens", "max_tokens"):
+        value = payload.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidRequest(f"'{name}' must be a positive integer", param=name)
+        found = value if found is None else found
+    return found

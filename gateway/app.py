@@ -1,0 +1,103 @@
+"""Composition root: create_app(settings) and the lifespan that builds every long-lived object.
+
+Nothing else constructs engines, clients, stores or writers; handlers reach them through
+`app.state.components`. Tests build an app with whatever parts they want by passing settings
+(and optionally a ready policy) here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from redis.asyncio import Redis
+
+from gateway.api import admin, health, openai
+from gateway.api.errors import RequestIdMiddleware, install_error_handlers
+from gateway.audit.writer import AuditWriter, JsonLinesSink
+from gateway.budget.store import MemoryBudgetStore
+from gateway.components import Components
+from gateway.db.engine import create_engine
+from gateway.db.migrate import upgrade
+from gateway.policy.loader import PolicySet
+from gateway.policy.store import PolicyStore
+from gateway.providers.base import Provider
+from gateway.providers.openai_compat import OpenAICompatProvider
+from gateway.routing.service import RoutingService
+from gateway.scraper.fleet import FleetState
+from gateway.settings import Settings
+from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.repository import TenantRepository
+
+log = logging.getLogger("gateway")
+
+
+def create_app(settings: Settings | None = None, *, policy: PolicySet | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url)
+        if settings.is_embedded_db:
+            await upgrade(engine)
+        pepper = settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
+        tenants = TenantRepository(engine, pepper)
+        policy_store = PolicyStore.fixed(policy) if policy else PolicyStore(settings.policy_path)
+        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        compat = OpenAICompatProvider(
+            connect_timeout_s=settings.upstream_connect_timeout_s,
+            read_timeout_s=settings.upstream_read_timeout_s,
+            max_connections=settings.upstream_max_connections,
+        )
+        providers: dict[str, Provider] = {"vllm": compat, "openai": compat, "openai_compat": compat}
+        fleet = FleetState(
+            failures_to_open=settings.breaker_failures, cooldown_s=settings.breaker_cooldown_s
+        )
+        sink = JsonLinesSink(settings.audit_log_path)
+        audit = AuditWriter(sink)
+        routing = RoutingService(
+            policy=policy_store,
+            fleet=fleet,
+            budget=MemoryBudgetStore(),
+            providers=providers,
+            audit=audit,
+        )
+        app.state.components = Components(
+            settings=settings,
+            engine=engine,
+            tenants=tenants,
+            authenticator=KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s),
+            policy=policy_store,
+            fleet=fleet,
+            audit=audit,
+            routing=routing,
+            redis=redis,
+        )
+        audit.start()
+        policy_store.start()
+        try:
+            yield
+        finally:
+            await policy_store.stop()
+            await audit.stop()
+            sink.close()
+            await compat.aclose()
+            if redis is not None:
+                await redis.aclose()
+            await engine.dispose()
+
+    app = FastAPI(
+        title="LLM routing gateway",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    install_error_handlers(app)
+    app.include_router(openai.router)
+    app.include_router(admin.router)
+    app.include_router(health.router)
+    app.add_middleware(RequestIdMiddleware)
+    return app

@@ -1,0 +1,27 @@
+"""The `gateway` command: serve, sim, migrate, keys, tenants, policy."""
+
+from __future__ import annotations
+
+import click
+
+from gateway.cli.admin_commands import keys, migrate, tenants
+from gateway.cli.policy_commands import policy
+from gateway.cli.serve import serve, sim
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option("0.1.0", prog_name="gateway")
+def cli() -> None:
+    """Multi-model LLM routing gateway: one OpenAI-compatible URL for every model."""
+
+
+cli.add_command(serve)
+cli.add_command(sim)
+cli.add_command(migrate)
+cli.add_command(keys)
+cli.add_command(tenants)
+cli.add_command(policy)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,29 @@
+"""The long-lived parts of a running gateway, built once by the composition root (app.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.audit.writer import AuditWriter
+from gateway.policy.store import PolicyStore
+from gateway.routing.service import RoutingService
+from gateway.scraper.fleet import FleetState
+from gateway.settings import Settings
+from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.repository import TenantRepository
+
+
+@dataclass(slots=True)
+class Components:
+    settings: Settings
+    engine: AsyncEngine
+    tenants: TenantRepository
+    authenticator: KeyAuthenticator
+    policy: PolicyStore
+    fleet: FleetState
+    audit: AuditWriter
+    routing: RoutingService
+    redis: Redis | None = None

@@ -1,0 +1,44 @@
+"""SQLAlchemy table definitions (Core). Alembic migrations in migrations/ are the DDL truth;
+these mirror them for queries, and `metadata.create_all` only ever runs on a fresh SQLite file."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    MetaData,
+    String,
+    Table,
+    func,
+    true,
+)
+
+metadata = MetaData()
+
+tenants = Table(
+    "tenants",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("name", String(128), nullable=False, unique=True),
+    Column("enabled", Boolean, nullable=False, server_default=true()),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("tenant_id", String(32), ForeignKey("tenants.id", ondelete="CASCADE"), nullable=False),
+    # hex SHA-256 (or HMAC-SHA-256 with the pepper) of the whole key; the key itself is never
+    # stored, and `prefix` is only there so people can tell their keys apart.
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("prefix", String(16), nullable=False),
+    Column("name", String(128), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+)
+
+Index("ix_api_keys_tenant_id", api_keys.c.tenant_id)

@@ -1,0 +1,148 @@
+"""Policy YAML → validated `PolicyFile` → compiled, immutable `PolicySet`.
+
+Errors name the file, the line and the key path, so an operator can fix every problem at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from gateway.policy.schema import BackendSpec, PolicyFile, SimulatorSpec
+from gateway.types import Backend, PricePerMTok
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyProblem:
+    file: str
+    line: int | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.path or '<root>'}: {self.message}"
+
+
+class PolicyError(Exception):
+    def __init__(self, problems: list[PolicyProblem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySet:
+    """The runtime form the router reads: lookups are dict hits, nothing is re-validated."""
+
+    backends: dict[str, Backend]
+    pools: dict[str, tuple[Backend, ...]]
+    tenant_models: dict[str, frozenset[str]] = field(default_factory=dict)
+    simulators: dict[str, SimulatorSpec] = field(default_factory=dict)
+    source: str = "<memory>"
+
+    def public_models(self) -> list[str]:
+        """Names a client may send: virtual pools first, then every backend by name."""
+        return [*self.pools, *(n for n in self.backends if n not in self.pools)]
+
+    def pool(self, model: str) -> tuple[Backend, ...] | None:
+        found = self.pools.get(model)
+        if found is not None:
+            return found
+        backend = self.backends.get(model)
+        return (backend,) if backend is not None else None
+
+
+def load_policy(path: Path) -> PolicySet:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PolicyError([PolicyProblem(str(path), None, "", f"cannot read: {exc}")]) from exc
+    return parse_policy(text, str(path))
+
+
+def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise PolicyError([PolicyProblem(source, line, "", f"invalid YAML: {exc}")]) from exc
+    if not isinstance(data, dict):
+        raise PolicyError([PolicyProblem(source, 1, "", "a policy must be a YAML mapping")])
+    try:
+        spec = PolicyFile.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyError(_problems(exc, root, source)) from exc
+    return compile_policy(spec, source)
+
+
+def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
+    backends = {b.name: _compile_backend(b) for b in spec.backends}
+    pools = {name: tuple(backends[b] for b in pool) for name, pool in spec.models.items()}
+    tenant_models = {
+        tenant: frozenset(t.models) for tenant, t in spec.tenants.items() if t.models is not None
+    }
+    simulators = {b.name: b.simulate for b in spec.backends if b.simulate is not None}
+    return PolicySet(backends, pools, tenant_models, simulators, source)
+
+
+def _compile_backend(spec: BackendSpec) -> Backend:
+    price = None
+    if spec.price_per_mtok_usd is not None:
+        p = spec.price_per_mtok_usd
+        price = PricePerMTok(p.input, p.output, p.cached_input)
+    return Backend(
+        name=spec.name,
+        provider=spec.provider,
+        base_url=str(spec.base_url).rstrip("/"),
+        model=spec.model,
+        zone=spec.zone,
+        context_window=spec.context_window,
+        quality_tier=spec.quality_tier,
+        price=price,
+        api_key_env=spec.api_key_env,
+        read_timeout_s=spec.timeout_s or 300.0,
+        max_connections=spec.max_connections or 512,
+    )
+
+
+def _problems(exc: ValidationError, root: yaml.Node | None, source: str) -> list[PolicyProblem]:
+    out = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        out.append(PolicyProblem(source, _line_of(root, loc), _dotted(loc), err["msg"]))
+    return out
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """Walk the composed YAML tree along a pydantic error location to the nearest line."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == str(key)), None)
+            if match is None:  # a missing key: the mapping that lacks it is the best line
+                return line
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(
+            node.value
+        ):
+            node = node.value[key]
+        else:
+            return line
+        line = node.start_mark.line + 1
+    return line

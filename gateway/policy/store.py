@@ -1,0 +1,72 @@
+"""PolicyStore: the current compiled policy, swapped atomically when the file changes.
+
+A new version is swapped in only if it loads and validates; a bad edit is logged and the
+running policy stays (a typo never takes a gateway down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from gateway.policy.loader import PolicyError, PolicySet, load_policy
+
+log = logging.getLogger("gateway.policy")
+
+
+class PolicyStore:
+    def __init__(self, path: Path, *, poll_interval_s: float = 1.0) -> None:
+        self._path = path
+        self._poll_interval_s = poll_interval_s
+        self._mtime_ns = self._stat()
+        self.current: PolicySet = load_policy(path)
+        self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def fixed(cls, policy: PolicySet) -> PolicyStore:
+        """A store that never reloads (tests, embedded use with an in-memory policy)."""
+        store = cls.__new__(cls)
+        store._path = None  # type: ignore[assignment]
+        store._poll_interval_s = 0.0
+        store._mtime_ns = None
+        store.current = policy
+        store._task = None
+        return store
+
+    def _stat(self) -> int | None:
+        try:
+            return self._path.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    def reload(self) -> bool:
+        """Load the file again; True if a new policy is now in force."""
+        try:
+            policy = load_policy(self._path)
+        except PolicyError as exc:
+            log.error("policy reload rejected, keeping the running policy:\n%s", exc)
+            return False
+        self.current = policy
+        log.info("policy reloaded from %s", self._path)
+        return True
+
+    def start(self) -> None:
+        if self._path is not None and self._poll_interval_s > 0:
+            self._task = asyncio.create_task(self._watch(), name="policy-watch")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._poll_interval_s)
+            mtime = self._stat()
+            if mtime is not None and mtime != self._mtime_ns:
+                self._mtime_ns = mtime
+                self.reload()

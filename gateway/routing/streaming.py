@@ -1,0 +1,160 @@
+"""SSE relay: upstream events → client, chunk by chunk, with OpenAI's exact framing.
+
+Never buffers: each upstream event is written as `data: <json>\\n\\n` as soon as it arrives.
+It also meters the stream (usage chunk, content events, first-token time) so the request can be
+settled on a normal end, an upstream error or a client disconnect alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+import orjson
+
+from gateway.errors import GatewayError
+from gateway.providers.base import DispatchError, UpstreamStream
+from gateway.providers.openai_compat import usage_from_obj
+from gateway.providers.upstream_errors import parse_error_body
+from gateway.types import Usage
+
+DONE = b"data: [DONE]\n\n"
+
+
+@dataclass(slots=True)
+class StreamOutcome:
+    usage: Usage | None = None
+    events: int = 0
+    first_token_at_s: float | None = None
+    error: GatewayError | None = None
+    cancelled: bool = False
+
+    @property
+    def outcome(self) -> str:
+        if self.cancelled:
+            return "client_disconnected"
+        return "upstream_error" if self.error is not None else "ok"
+
+
+def frame(data: bytes) -> bytes:
+    return b"data: " + data + b"\n\n"
+
+
+def error_event(error: GatewayError) -> bytes:
+    return frame(error.to_json())
+
+
+class Relay:
+    """The client-facing body of a stream. `aclose()` is safe whether or not iteration began:
+    a response that never started (client gone first) still closes the upstream and settles."""
+
+    __slots__ = ("_gen", "_on_finish", "_started", "_stream")
+
+    def __init__(
+        self,
+        stream: UpstreamStream,
+        *,
+        include_usage: bool,
+        on_finish: Callable[[StreamOutcome], Awaitable[None]],
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._stream = stream
+        self._on_finish = on_finish
+        self._started = False
+        self._gen = _relay(stream, include_usage=include_usage, on_finish=on_finish, clock=clock)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        self._started = True
+        return self._gen
+
+    async def aclose(self) -> None:
+        if self._started:
+            await self._gen.aclose()
+            return
+        self._started = True
+        await self._stream.aclose()
+        await self._on_finish(StreamOutcome(cancelled=True))
+
+
+async def _relay(
+    stream: UpstreamStream,
+    *,
+    include_usage: bool,
+    on_finish: Callable[[StreamOutcome], Awaitable[None]],
+    clock: Callable[[], float] = time.perf_counter,
+) -> AsyncIterator[bytes]:
+    outcome = StreamOutcome()
+    try:
+        for_event = _EventMeter(outcome, include_usage, clock)
+        out = for_event(stream.first)
+        if out is not None:
+            yield out
+        if outcome.error is None:
+            async for event in stream:
+                out = for_event(event)
+                if out is not None:
+                    yield out
+                if outcome.error is not None:
+                    break
+        if outcome.error is None:
+            yield DONE
+    except DispatchError as exc:
+        # Headers and earlier chunks are gone: the client learns of the failure from an
+        # OpenAI-shaped error event (the SDK raises APIError) and a clean end of stream.
+        outcome.error = exc.error
+        yield error_event(exc.error)
+    except BaseException:
+        outcome.cancelled = True
+        raise
+    finally:
+        await stream.aclose()
+        await on_finish(outcome)
+
+
+class _EventMeter:
+    """Inspects each event as cheaply as possible: bytes checks first, JSON only when needed."""
+
+    __slots__ = ("_clock", "_include_usage", "_outcome")
+
+    def __init__(
+        self, outcome: StreamOutcome, include_usage: bool, clock: Callable[[], float]
+    ) -> None:
+        self._outcome = outcome
+        self._include_usage = include_usage
+        self._clock = clock
+
+    def __call__(self, event: bytes) -> bytes | None:
+        outcome = self._outcome
+        if b'"usage":' in event and b'"usage":null' not in event and b'"usage": null' not in event:
+            obj = orjson.loads(event)
+            usage = usage_from_obj(obj.get("usage")) if isinstance(obj, dict) else None
+            if usage is not None:
+                outcome.usage = usage
+                if isinstance(obj, dict) and obj.get("choices") == []:
+                    # The usage-only chunk we asked for on the client's behalf.
+                    return frame(event) if self._include_usage else None
+        elif b'"error"' in event:
+            error = _as_error(event)
+            if error is not None:
+                outcome.error = error
+                return error_event(error)
+        outcome.events += 1
+        if outcome.first_token_at_s is None and not _is_role_only(event):
+            outcome.first_token_at_s = self._clock()
+        return frame(event)
+
+
+def _is_role_only(event: bytes) -> bool:
+    return b'"role":' in event and (b'"content":""' in event or b'"content": ""' in event)
+
+
+def _as_error(event: bytes) -> GatewayError | None:
+    try:
+        obj = orjson.loads(event)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict) or not obj.get("error") or "choices" in obj:
+        return None
+    message, etype, param, code = parse_error_body(200, event)
+    return GatewayError(message, error_type=etype or "upstream_error", param=param, code=code)
