@@ -114,7 +114,7 @@ def _model_card(parts: Components, name: str) -> dict[str, object] | None:
         "created": STARTED_AT,
         "owned_by": "gateway",
         # The longest context some candidate can take: routing picks one that fits.
-        "max_model_len": max(b.context_window for b in pool),
+        "max_model_len": max(b.context_window for b in pool.backends),
     }
 
 

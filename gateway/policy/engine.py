@@ -47,7 +47,7 @@ def decide(
     rejected: list[Rejection] = []
     fits: list[Backend] = []
     needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
-    for backend in pool:
+    for backend in pool.backends:
         if profile.prompt_tokens > backend.context_window or needed > backend.context_window:
             rejected.append(
                 Rejection(
@@ -70,11 +70,11 @@ def decide(
     healthy = [b for b in fits if fleet.is_healthy(b.name)]
     sick = [b for b in fits if not fleet.is_healthy(b.name)]
     rejected.extend(Rejection(b.name, "unhealthy: circuit open") for b in sick)
-    if healthy:
+    if healthy and pool.round_robin:
         start = rotation % len(healthy)
         ordered = healthy[start:] + healthy[:start] + sick
     else:
-        ordered = sick
+        ordered = healthy + sick
     return RouteDecision(
         primary=ordered[0], fallbacks=tuple(ordered[1:]), rule=POOL_RULE, rejected=tuple(rejected)
     )

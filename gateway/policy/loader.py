@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from gateway.policy.schema import BackendSpec, PolicyFile, SimulatorSpec
+from gateway.policy.schema import BackendSpec, ModelPoolSpec, PolicyFile, SimulatorSpec
 from gateway.types import Backend, PricePerMTok
 
 
@@ -35,11 +35,17 @@ class PolicyError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Pool:
+    backends: tuple[Backend, ...]
+    round_robin: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class PolicySet:
     """The runtime form the router reads: lookups are dict hits, nothing is re-validated."""
 
     backends: dict[str, Backend]
-    pools: dict[str, tuple[Backend, ...]]
+    pools: dict[str, Pool]
     tenant_models: dict[str, frozenset[str]] = field(default_factory=dict)
     simulators: dict[str, SimulatorSpec] = field(default_factory=dict)
     source: str = "<memory>"
@@ -48,12 +54,12 @@ class PolicySet:
         """Names a client may send: virtual pools first, then every backend by name."""
         return [*self.pools, *(n for n in self.backends if n not in self.pools)]
 
-    def pool(self, model: str) -> tuple[Backend, ...] | None:
+    def pool(self, model: str) -> Pool | None:
         found = self.pools.get(model)
         if found is not None:
             return found
         backend = self.backends.get(model)
-        return (backend,) if backend is not None else None
+        return Pool((backend,)) if backend is not None else None
 
 
 def load_policy(path: Path) -> PolicySet:
@@ -83,7 +89,13 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
 
 def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     backends = {b.name: _compile_backend(b) for b in spec.backends}
-    pools = {name: tuple(backends[b] for b in pool) for name, pool in spec.models.items()}
+    pools = {}
+    for name, pool in spec.models.items():
+        if isinstance(pool, ModelPoolSpec):
+            members = tuple(backends[b] for b in pool.backends)
+            pools[name] = Pool(members, round_robin=pool.strategy == "round_robin")
+        else:
+            pools[name] = Pool(tuple(backends[b] for b in pool))
     tenant_models = {
         tenant: frozenset(t.models) for tenant, t in spec.tenants.items() if t.models is not None
     }

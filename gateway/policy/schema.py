@@ -73,12 +73,22 @@ class TenantSpec(Strict):
     )
 
 
+class ModelPoolSpec(Strict):
+    backends: list[str] = Field(min_length=1)
+    strategy: Literal["round_robin", "priority"] = Field(
+        default="round_robin",
+        description="round_robin spreads load over healthy members; priority always tries "
+        "them in the listed order (primary, then fallbacks)",
+    )
+
+
 class PolicyFile(Strict):
     version: Literal[1]
     backends: list[BackendSpec] = Field(min_length=1)
-    models: dict[str, list[str]] = Field(
+    models: dict[str, list[str] | ModelPoolSpec] = Field(
         default_factory=dict,
-        description="virtual model names clients ask for → ordered candidate backends",
+        description="virtual model names clients ask for → candidate backends (a list is a "
+        "round-robin pool)",
     )
     tenants: dict[str, TenantSpec] = Field(default_factory=dict)
 
@@ -89,7 +99,8 @@ class PolicyFile(Strict):
         if dupes:
             raise ValueError(f"duplicate backend names: {', '.join(dupes)}")
         known = set(names)
-        for model, pool in self.models.items():
+        for model, spec in self.models.items():
+            pool = spec.backends if isinstance(spec, ModelPoolSpec) else spec
             if not pool:
                 raise ValueError(f"models.{model}: the candidate list is empty")
             missing = [b for b in pool if b not in known]

@@ -1,0 +1,36 @@
+"""Shared fixtures. Services come from the environment that `.ci/run` prepares:
+GATEWAY_TEST_POSTGRES_URL, GATEWAY_TEST_REDIS_URL, GATEWAY_TEST_VLLM_URL. Without them the
+tests that need them are skipped, unless GATEWAY_TEST_REQUIRE_SERVICES=1 (CI) makes a missing
+service a failure: CI must never pass by skipping."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+REQUIRE = os.environ.get("GATEWAY_TEST_REQUIRE_SERVICES") == "1"
+
+
+def service_url(name: str) -> str:
+    url = os.environ.get(name)
+    if not url:
+        if REQUIRE:
+            pytest.fail(f"{name} is not set but GATEWAY_TEST_REQUIRE_SERVICES=1")
+        pytest.skip(f"{name} not set")
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    return service_url("GATEWAY_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return service_url("GATEWAY_TEST_REDIS_URL")
+
+
+@pytest.fixture(scope="session")
+def vllm_url() -> str:
+    return service_url("GATEWAY_TEST_VLLM_URL")

@@ -1,0 +1,147 @@
+"""A real gateway under uvicorn on 127.0.0.1 in front of real simulated-vLLM HTTP servers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from gateway.app import create_app
+from gateway.db.engine import create_engine
+from gateway.db.migrate import upgrade
+from gateway.policy.loader import parse_policy
+from gateway.settings import Settings
+from gateway.sim.config import SimConfig
+from gateway.sim.server import create_sim_app
+from gateway.tenancy.repository import TenantRepository
+from tests.support.servers import ServerThread, free_port, serve
+
+ADMIN_KEY = "admin-test-key"
+MAX_BODY = 256 * 1024
+# Fast simulated engines: every sleep is scaled down, so a 20-token answer takes milliseconds.
+FAST = {"time_scale": 0.05, "max_model_len": 1024}
+
+
+@dataclass
+class SimControl:
+    """One-shot requests to a sim (no client left open: unclosed sockets fail the suite)."""
+
+    url: str
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(self.url + path, timeout=10)
+
+    def post(self, path: str, json: object) -> httpx.Response:
+        resp = httpx.post(self.url + path, json=json, timeout=10)
+        resp.raise_for_status()
+        return resp
+
+    def delete(self, path: str) -> httpx.Response:
+        return httpx.delete(self.url + path, timeout=10)
+
+
+@dataclass
+class Gateway:
+    url: str
+    key: str
+    db_url: str
+    audit_path: Path
+    sims: dict[str, ServerThread]
+
+    def client(self, **kw: object) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, **kw)
+
+    def async_client(self, **kw: object) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0,
+                                  **kw)
+
+    def sim(self, name: str) -> SimControl:
+        return SimControl(self.sims[name].url)
+
+    def recorded(self, request_id: str) -> dict[str, object]:
+        """The request a sim received for a gateway request id."""
+        for name in self.sims:
+            for entry in self.sim(name).get("/sim/requests").json()["data"]:
+                headers = {k.lower(): v for k, v in entry["headers"].items()}
+                if headers.get("x-request-id") == request_id:
+                    return {"sim": name, "headers": headers, "body": entry["body"]}
+        raise AssertionError(f"no sim received {request_id}")
+
+    def clear_faults(self) -> None:
+        for name in self.sims:
+            self.sim(name).delete("/sim/faults")
+
+
+def policy_text(ports: dict[str, int], dead_port: int) -> str:
+    def backend(name: str, port: int, model: str = "sim-model") -> str:
+        return (f"  - name: {name}\n    provider: vllm\n    base_url: http://127.0.0.1:{port}/v1\n"
+                f"    model: {model}\n    context_window: 8192\n    quality_tier: 2\n"
+                f"    price_per_mtok_usd: {{input: 1.0, output: 2.0}}\n")
+
+    return (
+        "version: 1\nbackends:\n"
+        + backend("sim-a", ports["a"]) + backend("sim-b", ports["b"])
+        + backend("dead", dead_port)
+        + "models:\n  auto: [sim-a, sim-b]\n"
+        "  failover: {backends: [dead, sim-a], strategy: priority}\n"
+        "  flaky: {backends: [sim-b, sim-a], strategy: priority}\n"
+        "  only-b: [sim-b]\n  all-dead: [dead]\n"
+    )
+
+
+def create_key(db_url: str, tenant: str) -> str:
+    async def main() -> str:
+        engine = create_engine(db_url)
+        try:
+            await upgrade(engine)
+            repo = TenantRepository(engine)
+            key, _ = await repo.create_key(await repo.ensure_tenant(tenant))
+            return key
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(scope="session")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    tmp = tmp_path_factory.mktemp("gw")
+    db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
+    key = create_key(db_url, "acme")
+    sims = {
+        "a": ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=1, **FAST))),
+        "b": ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=2, **FAST))),
+    }
+    for sim in sims.values():
+        sim.start()
+    settings = Settings(
+        database_url=db_url,
+        admin_key=ADMIN_KEY,
+        max_body_bytes=MAX_BODY,
+        audit_log_path=str(tmp / "audit.jsonl"),
+        upstream_read_timeout_s=2.0,
+        breaker_failures=1000,  # tests inject failures on purpose; keep every backend eligible
+    )
+    policy = parse_policy(policy_text({n: s.port for n, s in sims.items()}, free_port()))
+    try:
+        with serve(create_app(settings, policy=policy)) as server:
+            yield Gateway(server.url, key, db_url, tmp / "audit.jsonl",
+                          {"sim-a": sims["a"], "sim-b": sims["b"]})
+    finally:
+        for sim in sims.values():
+            sim.stop()
+
+
+@pytest.fixture
+def gw(gateway: Gateway) -> Iterator[Gateway]:
+    gateway.clear_faults()
+    yield gateway
+    gateway.clear_faults()
+
+
+HELLO_BODY = {"messages": [{"role": "user", "content": "Say hello to the gateway."}]}

@@ -1,0 +1,118 @@
+import pytest
+
+from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
+from gateway.policy.engine import decide
+from gateway.policy.loader import PolicyError, parse_policy
+from gateway.types import (
+    BackendHealth,
+    Endpoint,
+    FleetSnapshot,
+    Profile,
+    RouteRequest,
+    TenantContext,
+)
+
+POLICY = """\
+version: 1
+backends:
+  - name: a
+    provider: vllm
+    base_url: http://127.0.0.1:9001/v1
+    model: m
+    context_window: 4096
+  - name: b
+    provider: vllm
+    base_url: http://127.0.0.1:9002/v1
+    model: m
+    context_window: 32768
+models:
+  auto: [a, b]
+tenants:
+  limited:
+    models: [b]
+"""
+TENANT = TenantContext("t1", "acme", "k1")
+
+
+def request(model: str = "auto") -> RouteRequest:
+    return RouteRequest("r", Endpoint.CHAT, model, {"model": model})
+
+
+def test_round_robin_over_healthy_members_with_the_rest_as_fallbacks():
+    policy = parse_policy(POLICY)
+    profile = Profile(100, 100)
+    first = decide(request(), profile, TENANT, FleetSnapshot(), policy, rotation=0)
+    second = decide(request(), profile, TENANT, FleetSnapshot(), policy, rotation=1)
+    assert [b.name for b in first.candidates] == ["a", "b"]
+    assert [b.name for b in second.candidates] == ["b", "a"]
+    assert first.rule == "model-pool"
+
+
+def test_priority_pools_keep_their_order():
+    priority = "auto: {backends: [b, a], strategy: priority}"
+    policy = parse_policy(POLICY.replace("auto: [a, b]", priority))
+    for rotation in range(3):
+        decision = decide(request(), Profile(1, None), TENANT, FleetSnapshot(), policy, rotation)
+        assert [b.name for b in decision.candidates] == ["b", "a"]
+
+
+def test_backend_names_are_models_too_and_unknown_models_are_404():
+    policy = parse_policy(POLICY)
+    decision = decide(request("b"), Profile(1, None), TENANT, FleetSnapshot(), policy)
+    assert decision.primary.name == "b"
+    with pytest.raises(ModelNotFound):
+        decide(request("gpt-9"), Profile(1, None), TENANT, FleetSnapshot(), policy)
+
+
+def test_context_window_rejections_are_explained():
+    policy = parse_policy(POLICY)
+    decision = decide(request(), Profile(4000, 500), TENANT, FleetSnapshot(), policy)
+    assert decision.primary.name == "b" and decision.fallbacks == ()
+    assert decision.rejected[0].backend == "a"
+    assert "context_window 4096" in decision.rejected[0].reason
+    with pytest.raises(NoEligibleBackend) as info:
+        decide(request(), Profile(40000, None), TENANT, FleetSnapshot(), policy)
+    assert info.value.status == 400 and info.value.code == "context_length_exceeded"
+
+
+def test_unhealthy_backends_go_last_not_away():
+    policy = parse_policy(POLICY)
+    fleet = FleetSnapshot(health={"a": BackendHealth(healthy=False, consecutive_failures=3)})
+    decision = decide(request(), Profile(1, None), TENANT, fleet, policy, rotation=0)
+    assert [b.name for b in decision.candidates] == ["b", "a"]
+    assert any("circuit open" in r.reason for r in decision.rejected)
+    all_sick = FleetSnapshot(health={n: BackendHealth(healthy=False) for n in ("a", "b")})
+    assert len(decide(request(), Profile(1, None), TENANT, all_sick, policy).candidates) == 2
+
+
+def test_tenant_model_allow_list():
+    policy = parse_policy(POLICY)
+    limited = TenantContext("t2", "limited", "k2")
+    with pytest.raises(PermissionDenied):
+        decide(request("auto"), Profile(1, None), limited, FleetSnapshot(), policy)
+    assert decide(request("b"), Profile(1, None), limited, FleetSnapshot(), policy)
+
+
+def test_errors_name_file_line_and_key_path_and_all_are_reported():
+    bad = POLICY.replace("    context_window: 4096\n",
+                         "    context_window: lots\n    colour: red\n")
+    with pytest.raises(PolicyError) as info:
+        parse_policy(bad, "p.yaml")
+    problems = {p.path: p for p in info.value.problems}
+    assert problems["backends[0].context_window"].line == 7
+    assert problems["backends[0].colour"].line == 8
+    assert all(p.file == "p.yaml" for p in problems.values())
+    assert str(problems["backends[0].colour"]).startswith("p.yaml:8: backends[0].colour:")
+
+
+def test_undefined_backend_references_and_bad_yaml():
+    with pytest.raises(PolicyError, match="undefined backends c"):
+        parse_policy(POLICY.replace("auto: [a, b]", "auto: [a, c]"))
+    with pytest.raises(PolicyError, match="invalid YAML") as info:
+        parse_policy("version: 1\nbackends: [\n")
+    assert info.value.problems[0].line is not None
+
+
+def test_secrets_never_in_urls():
+    with pytest.raises(PolicyError, match="credentials"):
+        parse_policy(POLICY.replace("http://127.0.0.1:9001", "http://u:p@127.0.0.1:9001"))
