@@ -144,9 +144,8 @@ def _ensure_demo_key(settings: Settings) -> None:
 @click.option("--time-scale", type=float, default=None)
 def sim(host: str, port: int, model: str | None, **knobs: float | int | None) -> None:
     """Run a simulated vLLM server (OpenAI API, /metrics, /tokenize) for demos and benchmarks."""
-    from gateway.sim.server import run_sim
-
     from gateway.sim.config import SimConfig
+    from gateway.sim.server import run_sim
 
     overrides: dict[str, object] = {k: v for k, v in knobs.items() if v is not None}
     if model:

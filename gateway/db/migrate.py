@@ -7,6 +7,7 @@ so the one-command demo needs no extra step.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from alembic import command
@@ -14,12 +15,20 @@ from alembic.config import Config
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+def migrations_dir() -> Path:
+    """migrations/ beside the package in a checkout, else in the working directory (the
+    container image keeps it in /app); GATEWAY_MIGRATIONS_DIR overrides both."""
+    override = os.environ.get("GATEWAY_MIGRATIONS_DIR")
+    if override:
+        return Path(override)
+    beside = Path(__file__).resolve().parents[2] / "migrations"
+    return beside if (beside / "env.py").exists() else Path.cwd() / "migrations"
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations_dir()))
     if connection is not None:
         config.attributes["connection"] = connection
     return config

@@ -116,3 +116,18 @@ def test_undefined_backend_references_and_bad_yaml():
 def test_secrets_never_in_urls():
     with pytest.raises(PolicyError, match="credentials"):
         parse_policy(POLICY.replace("http://127.0.0.1:9001", "http://u:p@127.0.0.1:9001"))
+
+
+def test_shipped_policies_validate_and_schema_json_is_current():
+    import json
+    from pathlib import Path
+
+    from gateway.policy.loader import load_policy
+    from gateway.policy.schema import PolicyFile
+
+    root = Path(__file__).resolve().parents[2] / "policies"
+    for path in [*root.glob("*.yaml"), *root.glob("examples/*.yaml")]:
+        load_policy(path)
+    shipped = json.loads((root / "schema.json").read_text())
+    regenerate = "run: gateway policy schema -o policies/schema.json"
+    assert shipped == PolicyFile.model_json_schema(), regenerate
