@@ -99,8 +99,7 @@ def test_unknown_routes_and_methods_are_openai_shaped(gw: Gateway) -> None:
 def test_upstream_400_is_passed_on_normalised(gw: Gateway) -> None:
     # The sim's real limit (1024) is below what the policy claims (8192): the backend's own
     # context-length error reaches the client as an OpenAI error with a string code.
-    body = {"model": "only-b", "messages": [{"role": "user", "content": "word " * 700}],
-            "max_tokens": 600}
+    body = {"model": "only-b", "messages": [{"role": "user", "content": "word " * 1500}]}
     error = assert_openai_error(post(gw, body), 400)
     assert error["code"] == "context_length_exceeded"
     assert error["type"] == "invalid_request_error"
