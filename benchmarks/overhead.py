@@ -1,0 +1,247 @@
+"""What the gateway adds over calling the upstream directly: req/s, added p50/p99 latency, gateway
+CPU per request and added streaming time to first token, measured on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import orjson
+from load_result import describe
+from loadgen import LoadPlan, Probe, Target, run_load
+from machine import Machine, describe_machine
+from overhead_report import (
+    SUMMARY_HEADERS,
+    Level,
+    Outcome,
+    Pair,
+    RunInfo,
+    detail_tables,
+    error_notes,
+    markdown_section,
+    summary_rows,
+)
+from process_cpu import rig_cpu_probe
+from services import BENCH_DIR, LOOPBACK, GatewaySetup, free_port, http_call, start_mock
+from tables import render_text
+
+POLICY_PATH = BENCH_DIR / "overhead-policy.yaml"
+STREAM_TOKENS = 32
+STREAM_INTERVAL_MS = 10.0
+PER_RUN_SETUP_S = 0.5  # spawning the load generator and connecting, for the time estimate
+MAX_PLANNED_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The validated command line."""
+
+    duration_s: float
+    warmup_s: float
+    workers: tuple[int, ...]
+    repeats: int
+    levels: tuple[Level, ...]
+    processes: int
+    markdown: bool
+    markdown_out: Path | None
+
+    @property
+    def planned_s(self) -> float:
+        runs = 2 * self.repeats * len(self.levels) * len(self.workers)
+        return runs * (self.warmup_s + self.duration_s + PER_RUN_SETUP_S)
+
+
+def parse_args(argv: list[str]) -> Options:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--duration", type=float, default=5.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds before each window")
+    parser.add_argument(
+        "--workers", type=int, nargs="+", default=[2, 1], help="gateway uvicorn workers to test"
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="direct/gateway pairs per level")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--stream-concurrency", type=int, nargs="*", default=[1, 16])
+    parser.add_argument("--processes", type=int, default=1, help="load generator processes")
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print a section for benchmarks/RESULTS.md"
+    )
+    parser.add_argument("--markdown-out", type=Path, help="write that section to this file")
+    args = parser.parse_args(argv)
+    levels = [Level(False, c) for c in dict.fromkeys(args.concurrency)]
+    levels += [Level(True, c) for c in dict.fromkeys(args.stream_concurrency)]
+    options = Options(
+        duration_s=args.duration,
+        warmup_s=args.warmup,
+        workers=tuple(dict.fromkeys(args.workers)),
+        repeats=args.repeats,
+        levels=tuple(levels),
+        processes=args.processes,
+        markdown=args.markdown,
+        markdown_out=args.markdown_out,
+    )
+    problem = _out_of_bounds(options)
+    if problem:
+        parser.error(problem)
+    return options
+
+
+def _out_of_bounds(o: Options) -> str | None:
+    # Everything is bounded so that a typo cannot start an hour-long or machine-filling run.
+    if not 0.5 <= o.duration_s <= 120 or not 0 <= o.warmup_s <= 60:
+        return "--duration must be 0.5–120 s and --warmup 0–60 s"
+    if not 1 <= o.repeats <= 10 or not 1 <= o.processes <= 8:
+        return "--repeats must be 1–10 and --processes 1–8"
+    if len(o.workers) > 4 or any(not 1 <= w <= 16 for w in o.workers):
+        return "--workers takes up to 4 values, each 1–16"
+    if any(not 1 <= level.concurrency <= 512 for level in o.levels):
+        return "concurrency levels must be 1–512"
+    if o.planned_s > MAX_PLANNED_S:
+        return f"this plan would take over {MAX_PLANNED_S:.0f} s; shorten it"
+    return None
+
+
+def check_gateway(port: int, key: str) -> str:
+    """One request through the gateway before measuring, so misconfiguration fails loudly."""
+    body = orjson.dumps({"model": "bench", "messages": [{"role": "user", "content": "hi"}]})
+    reply = http_call(port, "/v1/chat/completions", body, {"authorization": f"Bearer {key}"})
+    if reply.status != 200:
+        raise RuntimeError(
+            f"gateway answered {reply.status} to a test request: {reply.body[:500]!r}"
+        )
+    return reply.headers.get("x-gateway-backend", "(no x-gateway-backend header)")
+
+
+@dataclass(frozen=True, slots=True)
+class Rig:
+    """The running pieces one gateway configuration is measured with."""
+
+    mock_port: int
+    gateway_port: int
+    key: str
+    probe: Probe  # gateway, mock and machine CPU, read at the edges of each gateway window
+
+
+def measure_level(level: Level, options: Options, rig: Rig) -> tuple[Pair, ...]:
+    direct = Target.chat(LOOPBACK, rig.mock_port, "mock-model", level.stream)
+    via_gateway = Target.chat(LOOPBACK, rig.gateway_port, "bench", level.stream, api_key=rig.key)
+
+    def plan(target: Target) -> LoadPlan:
+        c, processes = level.concurrency, options.processes
+        return LoadPlan(target, c, options.duration_s, options.warmup_s, processes)
+
+    pairs = []
+    for repeat in range(options.repeats):
+        # Alternate which side goes first so slow drift in the machine does not favour one.
+        if repeat % 2 == 0:
+            d = run_load(plan(direct))
+            g = run_load(plan(via_gateway), rig.probe)
+        else:
+            g = run_load(plan(via_gateway), rig.probe)
+            d = run_load(plan(direct))
+        _progress(f"  {level.mode} direct   {describe(d)}")
+        _progress(f"  {level.mode} gateway  {describe(g)}")
+        pairs.append(Pair(direct=d, gateway=g))
+    return tuple(pairs)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run(options: Options) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    with ExitStack() as stack:
+        work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gw-overhead-")))
+        mock_port = free_port()
+        mock = stack.enter_context(
+            start_mock(mock_port, work_dir, STREAM_TOKENS, STREAM_INTERVAL_MS)
+        )
+        setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port)
+        key = setup.create_key("bench")
+        _progress(
+            f"mock upstream on :{mock_port}; tenant key created; plan ≈ "
+            f"{options.planned_s:.0f} s of measurement"
+        )
+        for w in options.workers:
+            gateway_port = free_port()
+            with setup.start_gateway(gateway_port, w) as gateway:
+                backend = check_gateway(gateway_port, key)
+                _progress(f"gateway ({w} workers) on :{gateway_port}, routes to {backend}")
+                probe = rig_cpu_probe(gateway.pid, mock.pid)
+                rig = Rig(mock_port, gateway_port, key, probe)
+                for level in options.levels:
+                    outcomes.append(Outcome(w, level, measure_level(level, options, rig)))
+    return outcomes
+
+
+def report(options: Options, command: str, machine: Machine, outcomes: list[Outcome]) -> None:
+    workers = options.workers
+    print(
+        f"\nGateway overhead: {options.duration_s:g} s per run after {options.warmup_s:g} s "
+        f"warm-up, median of {options.repeats} repeat(s)\n{machine.summary()}; "
+        f"load average before the run {machine.load_avg_1m:.2f}\n"
+    )
+    print(render_text(SUMMARY_HEADERS, summary_rows(outcomes, workers)))
+    for w in workers:
+        for title, headers, rows in detail_tables(outcomes, w):
+            print(f"\n{title}:\n")
+            print(render_text(headers, rows))
+    for note in error_notes(outcomes):
+        print(f"gateway errors: {note}")
+    if options.markdown or options.markdown_out:
+        info = RunInfo(
+            machine=machine,
+            command=command,
+            duration_s=options.duration_s,
+            warmup_s=options.warmup_s,
+            repeats=options.repeats,
+            loadgen_processes=options.processes,
+            stream_tokens=STREAM_TOKENS,
+            stream_interval_ms=STREAM_INTERVAL_MS,
+        )
+        section = markdown_section(info, outcomes, workers)
+        if options.markdown:
+            print("\n" + section)
+        if options.markdown_out:
+            options.markdown_out.write_text(section + "\n")
+            print(f"\nmarkdown section written to {options.markdown_out}")
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    # Turn SIGTERM into an exception so that every `with` block stops its subprocess.
+    raise SystemExit(128 + signum)
+
+
+def main() -> int:
+    options = parse_args(sys.argv[1:])
+    command = shlex.join(["python", "benchmarks/overhead.py", *sys.argv[1:]])
+    signal.signal(signal.SIGTERM, _terminate)
+    started = time.monotonic()
+    machine = describe_machine(BENCH_DIR.parent)  # before our own load raises the load average
+    try:
+        outcomes = run(options)
+    except KeyboardInterrupt:
+        _progress("interrupted; subprocesses stopped")
+        return 130
+    except SystemExit:
+        _progress("terminated; subprocesses stopped")
+        raise
+    except (RuntimeError, TimeoutError, OSError) as exc:
+        _progress(f"overhead benchmark failed: {exc}")
+        return 1
+    report(options, command, machine, outcomes)
+    _progress(f"total time {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

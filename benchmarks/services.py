@@ -1,0 +1,243 @@
+"""Starts, checks and stops the processes a benchmark drives: the mock upstream and the gateway.
+
+Every process gets its own session so that stopping it also stops its children (uvicorn workers).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+BENCH_DIR = Path(__file__).resolve().parent
+LOOPBACK = "127.0.0.1"
+STOP_GRACE_S = 10.0
+READY_TIMEOUT_S = 60.0
+CLI_TIMEOUT_S = 120.0
+LOG_TAIL_CHARS = 3000
+
+# Loopback only: never let an inherited proxy setting send benchmark traffic anywhere else.
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def free_port() -> int:
+    # The port is released before the server binds it; on an idle loopback that race is harmless.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True, slots=True)
+class HttpReply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def http_call(
+    port: int, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> HttpReply:
+    """One request to 127.0.0.1:port; HTTP error statuses are returned, not raised."""
+    request = urllib.request.Request(
+        f"http://{LOOPBACK}:{port}{path}",
+        data=body,
+        headers={"content-type": "application/json", **(headers or {})},
+        method="POST" if body is not None else "GET",
+    )
+    try:
+        with _NO_PROXY.open(request, timeout=10.0) as response:
+            lowered = {k.lower(): v for k, v in response.headers.items()}
+            return HttpReply(response.status, lowered, response.read())
+    except urllib.error.HTTPError as exc:
+        lowered = {k.lower(): v for k, v in exc.headers.items()}
+        return HttpReply(exc.code, lowered, exc.read())
+
+
+class Service:
+    """A subprocess in its own session, logging to a file, stopped with its whole group."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.log_path = log_path
+        with log_path.open("wb") as log:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=BENCH_DIR.parent,
+                start_new_session=True,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
+        except FileNotFoundError:
+            return ""
+
+    def wait_ready(self, port: int, path: str, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Poll GET path until it answers 200, the process dies, or the timeout passes."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(
+                    f"{self.name} exited with code {self._proc.returncode} before it was ready; "
+                    f"its log ({self.log_path}) ends:\n{self.log_tail()}"
+                )
+            try:
+                if http_call(port, path).status == 200:
+                    return
+            except OSError:
+                pass  # not listening yet
+            time.sleep(0.2)
+        raise RuntimeError(
+            f"{self.name} was not ready within {timeout_s:.0f} s; log ends:\n{self.log_tail()}"
+        )
+
+    def stop(self) -> None:
+        """SIGTERM to the process group, then SIGKILL after a grace period."""
+        if self._proc.poll() is None:
+            self._signal_group(signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                self._proc.wait(timeout=STOP_GRACE_S)
+        # Workers may outlive a leader that exited on its own; the group id is still ours.
+        self._signal_group(signal.SIGKILL)
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self._proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def start_mock(port: int, log_dir: Path, stream_tokens: int, stream_interval_ms: float) -> Service:
+    argv = [
+        sys.executable,
+        str(BENCH_DIR / "mock_upstream.py"),
+        "--port",
+        str(port),
+        "--stream-tokens",
+        str(stream_tokens),
+        "--stream-interval-ms",
+        str(stream_interval_ms),
+    ]
+    service = Service("mock upstream", argv, log_dir / "mock.log", dict(os.environ))
+    try:
+        service.wait_ready(port, "/v1/models", timeout_s=20.0)
+    except BaseException:
+        service.stop()
+        raise
+    return service
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySetup:
+    """Environment and files shared by every gateway started in one benchmark run."""
+
+    work_dir: Path
+    policy_path: Path
+    env: dict[str, str]
+
+    @classmethod
+    def create(cls, work_dir: Path, policy_path: Path, mock_port: int) -> GatewaySetup:
+        policy_path.write_text(_policy_yaml(mock_port))
+        env = dict(os.environ)
+        env.update(
+            GATEWAY_DATABASE_URL=f"sqlite+aiosqlite:///{work_dir / 'gw.db'}",
+            GATEWAY_ADMIN_KEY="overhead-benchmark-admin",
+            GATEWAY_LOG_LEVEL="warning",
+            NO_PROXY="127.0.0.1,localhost",
+            no_proxy="127.0.0.1,localhost",
+        )
+        return cls(work_dir, policy_path, env)
+
+    def cli(self, *args: str) -> list[str]:
+        # Prefer the console script installed beside this interpreter (the project's venv).
+        script = Path(sys.executable).parent / "gateway"
+        if script.exists():
+            return [str(script), *args]
+        return [sys.executable, "-c", "from gateway.cli.main import main; main()", *args]
+
+    def create_key(self, tenant: str) -> str:
+        """`gateway keys create`; the key is the last line of its stdout."""
+        done = subprocess.run(
+            self.cli("keys", "create", "--tenant", tenant),
+            env=self.env,
+            cwd=BENCH_DIR.parent,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+            check=False,
+        )
+        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        if done.returncode != 0 or not lines:
+            raise RuntimeError(
+                f"`gateway keys create` failed (exit {done.returncode}):\n"
+                f"{done.stdout[-LOG_TAIL_CHARS:]}\n{done.stderr[-LOG_TAIL_CHARS:]}"
+            )
+        return lines[-1]
+
+    def start_gateway(self, port: int, workers: int) -> Service:
+        argv = self.cli(
+            "serve",
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(port),
+            "--policy",
+            str(self.policy_path),
+            "--workers",
+            str(workers),
+        )
+        log_path = self.work_dir / f"gateway-{workers}w.log"
+        service = Service(f"gateway ({workers} workers)", argv, log_path, self.env)
+        try:
+            service.wait_ready(port, "/health")
+        except BaseException:
+            service.stop()
+            raise
+        return service
+
+
+def _policy_yaml(mock_port: int) -> str:
+    return f"""\
+# Written by benchmarks/overhead.py for one run: one mock vLLM backend on loopback.
+version: 1
+backends:
+  - name: mock
+    provider: vllm
+    base_url: http://{LOOPBACK}:{mock_port}/v1
+    model: mock-model
+    zone: self_hosted
+    context_window: 32768
+    quality_tier: 2
+models:
+  bench: [mock]
+"""
