@@ -72,7 +72,7 @@ export GATEWAY_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 [ -z "${SKIP_VLLM:-}" ] && export GATEWAY_TEST_REQUIRE_SERVICES=1
 
 phase "lint"
-.venv/bin/ruff check gateway tests benchmarks migrations
+.venv/bin/ruff check gateway tests benchmarks migrations scripts
 
 phase "tests"
 .venv/bin/pytest -q -p no:cacheprovider "$@"

@@ -104,6 +104,19 @@ async def embeddings(request: Request) -> Response:
     return await _route(request, Endpoint.EMBEDDINGS)
 
 
+# Served by the ASGI front door without FastAPI's per-request layers (see api/hot_path.py);
+# the FastAPI routes above stay registered for the OpenAPI document.
+HOT_ROUTES = {
+    ("POST", path): handler
+    for handler, paths in (
+        (chat_completions, ("/v1/chat/completions", "/chat/completions")),
+        (completions, ("/v1/completions", "/completions")),
+        (embeddings, ("/v1/embeddings", "/embeddings")),
+    )
+    for path in paths
+}
+
+
 def _model_card(parts: Components, name: str) -> dict[str, object] | None:
     pool = parts.policy.current.pool(name)
     if pool is None:

@@ -43,9 +43,13 @@ class MemoryBudgetStore:
         self._spent: dict[tuple[str, str], int] = {}
         self._held: dict[str, tuple[Reservation, float]] = {}
         self._settled: dict[str, float] = {}
+        self._day_cache: tuple[int, str] = (-1, "")
 
     def _day(self) -> str:
-        return time.strftime("%Y-%m-%d", time.gmtime(self._clock()))
+        day_number = int(self._clock() // 86_400)
+        if day_number != self._day_cache[0]:
+            self._day_cache = (day_number, time.strftime("%Y-%m-%d", time.gmtime(self._clock())))
+        return self._day_cache[1]
 
     async def reserve(self, request_id: str, tenant_id: str, amount_micro_usd: int) -> Reservation:
         reservation = Reservation(request_id, tenant_id, max(0, amount_micro_usd), self._day())
@@ -60,8 +64,7 @@ class MemoryBudgetStore:
         self._settled[reservation.request_id] = now + self._ttl_s
         key = (reservation.tenant_id, reservation.day)
         self._spent[key] = self._spent.get(key, 0) + max(0, actual_micro_usd)
-        if len(self._settled) > 10_000:
-            self._expire(now)
+        self._expire(now)
 
     async def spent_today(self, tenant_id: str) -> int:
         self._expire(self._clock())
@@ -70,7 +73,17 @@ class MemoryBudgetStore:
         return self._spent.get((tenant_id, day), 0) + held
 
     def _expire(self, now: float) -> None:
-        for rid in [rid for rid, (_, exp) in self._held.items() if exp <= now]:
-            del self._held[rid]
-        for rid in [rid for rid, exp in self._settled.items() if exp <= now]:
-            del self._settled[rid]
+        # The TTL is constant, so insertion order is expiry order: only the oldest entries
+        # are ever looked at, and each is removed once (O(1) amortised per request).
+        held = self._held
+        while held:
+            oldest = next(iter(held))
+            if held[oldest][1] > now:
+                break
+            del held[oldest]
+        settled = self._settled
+        while settled:
+            oldest = next(iter(settled))
+            if settled[oldest] > now:
+                break
+            del settled[oldest]

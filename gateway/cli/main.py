@@ -25,3 +25,7 @@ cli.add_command(policy)
 
 def main() -> None:
     cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 from gateway.types import BackendHealth, FleetSnapshot
 
+_ALL_HEALTHY = FleetSnapshot()
+
 
 class FleetState:
     def __init__(
@@ -28,9 +30,9 @@ class FleetState:
         self._open_until: dict[str, float] = {}
 
     def snapshot(self) -> FleetSnapshot:
-        now = self._clock()
         if not self._failures:
-            return FleetSnapshot(taken_at_s=now)  # the common case: nothing is failing
+            return _ALL_HEALTHY  # the common case: one shared immutable value, no allocation
+        now = self._clock()
         health = {
             name: BackendHealth(
                 healthy=self._open_until.get(name, 0.0) <= now,
