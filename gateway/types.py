@@ -51,13 +51,33 @@ class RouteRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class SensitiveSpan:
+    """Where a detector found sensitive data. Offsets only: the value itself is never kept."""
+
+    type: str  # e.g. "email", "payment_card", "secret.aws_access_key"
+    category: str  # "pii", "secret", "phi", or a tenant-defined category
+    start: int
+    end: int
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class Complexity:
+    """Probability that a cheap model fails where a strong one succeeds, and its class."""
+
+    p_strong: float
+    label: str  # "low" | "medium" | "high"
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """What classification learned about a request."""
 
     prompt_tokens: int
     max_output_tokens: int | None
-    complexity: str | None = None
-    sensitivity: tuple[str, ...] = ()
+    complexity: Complexity | None = None
+    sensitivity: tuple[str, ...] = ()  # categories found, sorted, e.g. ("pii", "secret")
+    spans: tuple[SensitiveSpan, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
