@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
+from multiprocessing import get_context
 
 from fastapi import FastAPI
 from redis.asyncio import Redis
@@ -19,6 +21,8 @@ from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
 from gateway.audit.writer import AuditWriter, JsonLinesSink
 from gateway.budget.store import MemoryBudgetStore
+from gateway.classify.profiler import RequestClassifier
+from gateway.classify.tokens import TokenCounter
 from gateway.components import Components
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
@@ -60,8 +64,12 @@ def create_app(
         )
         sink = JsonLinesSink(settings.audit_log_path)
         audit = AuditWriter(sink)
+        # Large exact token counts run in another process: the encoder holds the GIL.
+        token_pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
+        classifier = RequestClassifier(TokenCounter(executor=token_pool))
         routing = RoutingService(
             policy=policy_store,
+            classifier=classifier,
             fleet=fleet,
             budget=MemoryBudgetStore(),
             providers=providers,
@@ -87,6 +95,7 @@ def create_app(
             await audit.stop()
             sink.close()
             await compat.aclose()
+            token_pool.shutdown(wait=False, cancel_futures=True)
             if redis is not None:
                 await redis.aclose()
             await engine.dispose()

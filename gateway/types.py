@@ -78,6 +78,9 @@ class Profile:
     complexity: Complexity | None = None
     sensitivity: tuple[str, ...] = ()  # categories found, sorted, e.g. ("pii", "secret")
     spans: tuple[SensitiveSpan, ...] = ()
+    # False when prompt_tokens is an estimate: exactness could not have changed the route.
+    prompt_tokens_exact: bool = True
+    prompt_tokens_max: int | None = None  # a proven upper bound on the true count
 
 
 @dataclass(frozen=True, slots=True)

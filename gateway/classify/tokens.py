@@ -1,66 +1,202 @@
-"""Prompt-token estimates from the request payload, cheap enough for every request.
+"""Prompt token counts: exact with OpenAI's encodings (offline), or a proven bound when exactness
+cannot change a routing decision.
 
-A first, deliberately simple estimator: about four characters per token for English text,
-plus a few tokens of chat-template overhead per message. It never tokenizes, so a 128K-token
-prompt costs one pass over its strings. Exact per-family counting replaces it later; the
-interface (payload → int) stays.
+Exact counts use `bpe-openai` (cl100k/o200k data files ship in the wheel, byte-identical to
+tiktoken's; nothing is fetched). Exact counting costs ~0.2 µs per token and holds the GIL, so:
+
+- Every BPE token is at least one UTF-8 byte, so `bytes` is a proven upper bound. When every
+  threshold the policy compares against (context window − max_tokens, token rules) lies above
+  that bound, no exact count can change the decision and we skip it; the count we report is an
+  estimate (bytes / 3.6, measured on English prose) clamped to the bound.
+- Otherwise we count exactly: inline for small texts, in a separate process for large ones
+  (a thread would not help: the encoder holds the GIL) so a 128K-token prompt never stalls
+  the event loop.
+- Chat clients resend the whole conversation every turn, so counts are cached per text.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from functools import lru_cache
 
+import bpe_openai
+
+from gateway.classify.images import image_tokens
 from gateway.types import Endpoint, Payload
 
-CHARS_PER_TOKEN = 4
-PER_MESSAGE_TOKENS = 4
+# OpenAI's chat format: every message costs 3 tokens of framing, a `name` 1 more, and the
+# reply is primed with 3 (OpenAI's published counting recipe).
+PER_MESSAGE_TOKENS = 3
+PER_NAME_TOKENS = 1
 REPLY_PRIMER_TOKENS = 3
+# Tool definitions are rendered into the system prompt; their JSON is a close, slightly high
+# estimate of what the model sees, plus a fixed preamble.
+TOOLS_PREAMBLE_TOKENS = 12
+ESTIMATE_BYTES_PER_TOKEN = 3.6
+INLINE_LIMIT_BYTES = 32 * 1024  # ≈ 1.5 ms of encoding: above this, count off the loop
+CACHE_ENTRIES = 4096
+CACHE_MIN_BYTES = 256  # short strings are cheaper to count than to hash and look up
 
 
-def estimate_prompt_tokens(endpoint: Endpoint, payload: Payload) -> int:
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    tokens: int  # exact, or the estimate
+    upper_bound: int  # proven: the true count is never above this
+    exact: bool
+
+
+@lru_cache(maxsize=4)
+def encoding(name: str) -> bpe_openai.Encoding:
+    return bpe_openai.get_encoding(name)
+
+
+def count_text(text: str, encoding_name: str = "o200k_base") -> int:
+    """Exact token count of plain text (special-token strings counted as ordinary text)."""
+    return len(encoding(encoding_name).encode_ordinary(text))
+
+
+def utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass(slots=True)
+class _Parts:
+    texts: list[str]
+    fixed_tokens: int  # framing, images: known without encoding
+
+
+def split_payload(endpoint: Endpoint, payload: Payload) -> _Parts:
+    """The texts the model will see, and the tokens that need no encoding."""
+    texts: list[str] = []
+    fixed = 0
     if endpoint is Endpoint.CHAT:
         messages = payload.get("messages")
-        chars = 0
-        count = 0
-        if isinstance(messages, list):
-            for message in messages:
-                count += 1
-                if isinstance(message, dict):
-                    chars += _text_chars(message.get("content"))
-                    calls = message.get("tool_calls")
-                    if calls:
-                        chars += _text_chars(calls)
-        tools = payload.get("tools")
+        for message in messages if isinstance(messages, list) else ():
+            fixed += PER_MESSAGE_TOKENS
+            if not isinstance(message, dict):
+                continue
+            if message.get("name"):
+                fixed += PER_NAME_TOKENS
+            fixed += _collect(message.get("content"), texts)
+            for key in ("tool_calls", "function_call"):
+                if message.get(key):
+                    texts.append(_json_text(message[key]))
+            role = message.get("role")
+            if isinstance(role, str):
+                texts.append(role)
+        fixed += REPLY_PRIMER_TOKENS
+        tools = payload.get("tools") or payload.get("functions")
         if tools:
-            chars += _text_chars(tools)
-        return _tokens(chars) + count * PER_MESSAGE_TOKENS + REPLY_PRIMER_TOKENS
-    if endpoint is Endpoint.COMPLETIONS:
-        return _prompt_tokens(payload.get("prompt"))
-    return _prompt_tokens(payload.get("input"))
-
-
-def _tokens(chars: int) -> int:
-    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
-def _prompt_tokens(prompt: Any) -> int:
-    if isinstance(prompt, str):
-        return _tokens(len(prompt))
-    if isinstance(prompt, list):
-        if prompt and all(isinstance(t, int) for t in prompt):
-            return len(prompt)  # already token ids
-        return sum(_prompt_tokens(p) for p in prompt)
-    return 0
-
-
-def _text_chars(value: Any) -> int:
-    """Characters of text in a content value: strings, parts, nested tool structures."""
+            fixed += TOOLS_PREAMBLE_TOKENS
+            texts.append(_json_text(tools))
+        return _Parts(texts, fixed)
+    field = "prompt" if endpoint is Endpoint.COMPLETIONS else "input"
+    value = payload.get(field)
     if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list):
-        return sum(_text_chars(v) for v in value)
-    if isinstance(value, dict):
-        if value.get("type") == "image_url":
-            return 85 * CHARS_PER_TOKEN  # a low-detail image's token cost at OpenAI
-        return sum(_text_chars(v) for v in value.values())
-    return 0
+        texts.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, int):
+                fixed += 1  # already a token id
+            elif isinstance(item, list):
+                fixed += len(item)
+    return _Parts(texts, fixed)
+
+
+def _collect(content: object, texts: list[str]) -> int:
+    if isinstance(content, str):
+        texts.append(content)
+        return 0
+    fixed = 0
+    if isinstance(content, list):
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif kind == "image_url":
+                fixed += image_tokens(part.get("image_url"))
+            elif kind == "input_audio":
+                fixed += 0  # audio is billed separately; it does not consume text context
+            else:
+                texts.append(_json_text(part))
+    return fixed
+
+
+def _json_text(value: object) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode()
+
+
+class TokenCounter:
+    """Counts prompts for one encoding, with a per-text cache and an off-loop path."""
+
+    def __init__(
+        self,
+        encoding_name: str = "o200k_base",
+        *,
+        executor: Executor | None = None,
+        inline_limit_bytes: int = INLINE_LIMIT_BYTES,
+    ) -> None:
+        self.encoding_name = encoding_name
+        self._executor = executor
+        self._inline_limit = inline_limit_bytes
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        encoding(encoding_name)  # load the vocabulary now, not on the first request
+
+    async def count(
+        self, endpoint: Endpoint, payload: Payload, thresholds: Sequence[int] = ()
+    ) -> TokenCount:
+        parts = split_payload(endpoint, payload)
+        sizes = [utf8_len(t) for t in parts.texts]
+        upper = parts.fixed_tokens + sum(sizes)
+        if not _needs_exact(upper, thresholds):
+            estimate = parts.fixed_tokens + round(sum(sizes) / ESTIMATE_BYTES_PER_TOKEN)
+            return TokenCount(min(estimate, upper), upper, exact=False)
+        tokens = parts.fixed_tokens
+        pending: list[str] = []
+        for text, size in zip(parts.texts, sizes, strict=True):
+            cached = self._cache.get(text) if size >= CACHE_MIN_BYTES else None
+            if cached is not None:
+                self._cache.move_to_end(text)
+                tokens += cached
+            else:
+                pending.append(text)
+        pending_bytes = sum(utf8_len(t) for t in pending)
+        if pending:
+            if self._executor is not None and pending_bytes > self._inline_limit:
+                loop = asyncio.get_running_loop()
+                counts = await loop.run_in_executor(
+                    self._executor, count_many, pending, self.encoding_name
+                )
+            else:
+                counts = count_many(pending, self.encoding_name)
+            for text, n in zip(pending, counts, strict=True):
+                tokens += n
+                if len(text) >= CACHE_MIN_BYTES:
+                    self._remember(text, n)
+        return TokenCount(tokens, upper, exact=True)
+
+    def _remember(self, text: str, tokens: int) -> None:
+        self._cache[text] = tokens
+        if len(self._cache) > CACHE_ENTRIES:
+            self._cache.popitem(last=False)
+
+
+def count_many(texts: Iterable[str], encoding_name: str) -> list[int]:
+    """Module-level so a process pool can run it."""
+    enc = encoding(encoding_name)
+    return [len(enc.encode_ordinary(t)) for t in texts]
+
+
+def _needs_exact(upper: int, thresholds: Sequence[int]) -> bool:
+    # Only a threshold at or below the proven maximum can be crossed.
+    return any(t <= upper for t in thresholds)

@@ -54,6 +54,16 @@ class PolicySet:
         """Names a client may send: virtual pools first, then every backend by name."""
         return [*self.pools, *(n for n in self.backends if n not in self.pools)]
 
+    def token_thresholds(self, model: str, max_output_tokens: int | None) -> tuple[int, ...]:
+        """Prompt sizes at which some routing decision for this model changes: each candidate's
+        context window less the requested output. Token counting only needs to be exact when
+        one of these could be crossed."""
+        pool = self.pool(model)
+        if pool is None:
+            return ()
+        reserve = max_output_tokens or 0
+        return tuple(sorted({b.context_window - reserve for b in pool.backends}))
+
     def pool(self, model: str) -> Pool | None:
         found = self.pools.get(model)
         if found is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from gateway.audit.writer import AuditWriter
 from gateway.budget.pricing import cost_micro_usd, format_usd
 from gateway.budget.store import BudgetStore, Reservation
-from gateway.classify.profiler import profile_request
+from gateway.classify.profiler import RequestClassifier
 from gateway.errors import GatewayError, InternalError
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
@@ -64,12 +64,14 @@ class RoutingService:
         self,
         *,
         policy: PolicyStore,
+        classifier: RequestClassifier,
         fleet: FleetState,
         budget: BudgetStore,
         providers: Mapping[str, Provider],
         audit: AuditWriter,
     ) -> None:
         self._policy = policy
+        self._classifier = classifier
         self._fleet = fleet
         self._budget = budget
         self._providers = providers
@@ -79,11 +81,13 @@ class RoutingService:
     async def handle(self, tenant: TenantContext, request: RouteRequest) -> Completed | Streaming:
         trace = _Trace(started_s=time.perf_counter())
         reservation: Reservation | None = None
-        profile = profile_request(request)  # 1 classify
+        policy = self._policy.current  # one policy for the whole request, even across a reload
+        profile = await self._classifier.profile(  # 1 classify
+            request, policy.token_thresholds(request.model, request.max_output_tokens)
+        )
         try:
             decision = decide(  # 2 decide
-                request, profile, tenant, self._fleet.snapshot(), self._policy.current,
-                next(self._rotation),
+                request, profile, tenant, self._fleet.snapshot(), policy, next(self._rotation)
             )
             trace.decision = decision
             reservation = await self._budget.reserve(  # 3 reserve

@@ -1,0 +1,14 @@
+from gateway.budget.pricing import cost_micro_usd, format_usd
+from gateway.types import PricePerMTok, Usage
+
+
+def test_cost_is_integer_micro_usd_with_cached_tokens_discounted():
+    price = PricePerMTok(input_usd=2.5, output_usd=10.0, cached_input_usd=1.25)
+    # 1000 prompt (400 cached) + 100 output: 600*2.5 + 400*1.25 + 100*10 = 3000 micro-USD
+    assert cost_micro_usd(Usage(1000, 100, 400), price) == 3000
+    assert format_usd(3000) == "0.003000"
+
+
+def test_cached_price_defaults_to_input_and_no_price_costs_nothing():
+    assert cost_micro_usd(Usage(1000, 0, 500), PricePerMTok(1.0, 2.0)) == 1000
+    assert cost_micro_usd(Usage(1000, 1000), None) == 0
