@@ -131,3 +131,14 @@ def test_shipped_policies_validate_and_schema_json_is_current():
     shipped = json.loads((root / "schema.json").read_text())
     regenerate = "run: gateway policy schema -o policies/schema.json"
     assert shipped == PolicyFile.model_json_schema(), regenerate
+
+
+def test_every_package_directory_is_a_regular_package():
+    # setuptools' find_packages skips directories without __init__.py: the wheel (and so
+    # the container image) would silently miss them.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "gateway"
+    missing = [str(d) for d in root.rglob("*") if d.is_dir() and d.name != "__pycache__"
+               and any(d.glob("*.py")) and not (d / "__init__.py").exists()]
+    assert missing == []

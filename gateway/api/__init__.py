@@ -1,0 +1,1 @@
+"""HTTP edge: OpenAI-compatible routes, admin, health, error rendering."""

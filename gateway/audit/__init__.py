@@ -1,0 +1,1 @@
+"""Per-request records, written in batches off the request path."""

@@ -1,0 +1,1 @@
+"""Pricing in integer micro-USD and budget reservations."""

@@ -1,0 +1,1 @@
+"""Request classification: tokens, complexity and sensitivity."""

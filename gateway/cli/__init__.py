@@ -1,0 +1,1 @@
+"""The gateway command-line interface."""

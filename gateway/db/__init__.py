@@ -1,0 +1,1 @@
+"""Database engine, tables and migrations runner."""

@@ -1,0 +1,1 @@
+"""Routing policies: YAML schema, compiler, decide(), and the hot-reloading store."""

@@ -1,0 +1,1 @@
+"""Upstream API adapters: each speaks one provider's wire format and returns OpenAI shapes."""

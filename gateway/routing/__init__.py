@@ -1,0 +1,1 @@
+"""The request path: the orchestrating service and the SSE relay."""

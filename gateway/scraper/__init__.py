@@ -1,0 +1,1 @@
+"""Live fleet state: backend health now, vLLM /metrics telemetry next."""

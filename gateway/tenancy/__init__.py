@@ -1,0 +1,1 @@
+"""Tenants and API keys: key format and hashing, SQL, the cached authenticator."""
