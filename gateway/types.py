@@ -91,6 +91,15 @@ class PricePerMTok:
     output_usd: float
     cached_input_usd: float | None = None
 
+    def cost_micro_usd(self, prompt: int, completion: int, cached: int = 0) -> int:
+        """Integer micro-USD. A price per million tokens is exactly micro-USD per token."""
+        cached = min(cached, prompt)
+        cached_price = self.input_usd if self.cached_input_usd is None else self.cached_input_usd
+        fresh = prompt - cached
+        return round(
+            fresh * self.input_usd + cached * cached_price + completion * self.output_usd
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Backend:
@@ -108,6 +117,18 @@ class Backend:
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 300.0
     max_connections: int = 512
+    # Provider-specific settings (see policy/schema.py): Azure's deployment URL and API
+    # version, how the key is sent, Anthropic's version header and its required max_tokens,
+    # which max-tokens field an OpenAI-family upstream accepts ("auto": by model family).
+    api_version: str | None = None
+    deployment: str | None = None
+    auth: str = "bearer"  # "bearer" | "api_key"
+    anthropic_version: str | None = None
+    default_max_tokens: int | None = None
+    max_tokens_field: str = "auto"  # "auto" | "max_tokens" | "max_completion_tokens"
+    # Latency priors until measurements exist (the policy's `latency:` or zone defaults).
+    ttft_s: float = 0.2
+    tpot_s: float = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +139,19 @@ class BackendHealth:
 
 
 @dataclass(frozen=True, slots=True)
+class BackendLatency:
+    """Measured latency of a backend (replaces the policy's priors when present)."""
+
+    ttft_s: float
+    tpot_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class FleetSnapshot:
     """Immutable view of the fleet taken once per request."""
 
     health: dict[str, BackendHealth] = field(default_factory=dict)
+    latency: dict[str, BackendLatency] = field(default_factory=dict)
     taken_at_s: float = 0.0
 
     def is_healthy(self, backend: str) -> bool:
@@ -141,6 +171,11 @@ class RouteDecision:
     fallbacks: tuple[Backend, ...]
     rule: str
     rejected: tuple[Rejection, ...] = ()
+    predicted_cost_micro_usd: int = 0
+    predicted_ttft_s: float = 0.0
+    predicted_total_s: float = 0.0
+    objective: str | None = None
+    redact: bool = False  # replace sensitive spans before the request leaves self_hosted
 
     @property
     def candidates(self) -> tuple[Backend, ...]:

@@ -1,14 +1,23 @@
-"""decide(): a pure function from (profile, tenant, fleet, policy) to a route and its reasons.
+"""decide(): a pure function from (request, profile, tenant, fleet, policy) to a route and why.
 
-The order of candidates is the policy's; `rotation` spreads load round-robin across the
-healthy members of a pool. Unhealthy members are not dropped: they go last, so a fleet whose
-breakers are all open still gets a try instead of a certain error.
+1. The first rule whose conditions hold fires (or the default: the model's pool as listed).
+2. Its candidates (the rule's `backends`, else the requested model's pool) pass the hard
+   filters: zone, allowed backends, context window (prompt + max_tokens), quality floor.
+   What fails is recorded with the reason, and if nothing is left the request fails with it.
+3. The survivors are ordered: `prefer` first, then by objective (predicted cost, latency,
+   quality), else round-robin for load-balanced pools, else as listed.
+4. Unhealthy backends and those predicted to miss the rule's latency targets are not
+   dropped but moved last, so a degraded fleet still gets a try instead of a certain error.
+5. The rule's fallbacks (which must pass the same hard filters: sensitive data never leaks
+   through a fallback) follow.
 """
 
 from __future__ import annotations
 
 from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
 from gateway.policy.loader import PolicySet
+from gateway.policy.rules import DEFAULT_RULE, Rule
+from gateway.policy.scoring import Prediction, expected_output_tokens, order, predict
 from gateway.types import (
     Backend,
     FleetSnapshot,
@@ -19,7 +28,8 @@ from gateway.types import (
     TenantContext,
 )
 
-POOL_RULE = "model-pool"
+CONTEXT = "context_window"
+POLICY_EXCLUSIONS = ("zone ", "not in rule")
 
 
 def decide(
@@ -34,47 +44,130 @@ def decide(
     if allowed is not None and request.model not in allowed:
         raise PermissionDenied(
             f"tenant {tenant.tenant_name!r} may not use model {request.model!r}",
-            param="model",
-            code="model_not_allowed",
+            param="model", code="model_not_allowed",
         )
-    pool = policy.pool(request.model)
-    if pool is None:
-        raise ModelNotFound(
-            f"The model '{request.model}' does not exist or you do not have access to it.",
-            param="model",
-        )
+    rule = next((r for r in policy.rules if r.matches(request, profile, tenant)), DEFAULT_RULE)
+    if rule.deny is not None:
+        raise PermissionDenied(rule.deny, code="policy_denied")
+
+    round_robin = False
+    if rule.backends is not None:
+        pool: tuple[Backend, ...] = tuple(policy.backends[n] for n in rule.backends)
+    else:
+        found = policy.pool(request.model)
+        if found is None:
+            raise ModelNotFound(
+                f"The model '{request.model}' does not exist or you do not have access to it.",
+                param="model",
+            )
+        pool, round_robin = found.backends, found.round_robin
 
     rejected: list[Rejection] = []
-    fits: list[Backend] = []
-    needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
-    for backend in pool.backends:
-        if profile.prompt_tokens > backend.context_window or needed > backend.context_window:
-            rejected.append(
-                Rejection(
-                    backend.name,
-                    f"context_window {backend.context_window} < prompt {profile.prompt_tokens}"
-                    f" + max_tokens {profile.max_output_tokens or 0}",
-                )
-            )
-            continue
-        fits.append(backend)
+    floor = rule.quality_floor(profile)
+    fits = [b for b in pool if _admissible(b, rule, profile, rejected, floor)]
     if not fits:
-        raise NoEligibleBackend(
-            f"no backend for model '{request.model}' can serve this request: "
-            + "; ".join(f"{r.backend}: {r.reason}" for r in rejected),
-            code="context_length_exceeded",
-            status=400,
-            error_type="invalid_request_error",
-        )
+        raise _nothing_fits(request, rule, rejected)
 
-    healthy = [b for b in fits if fleet.is_healthy(b.name)]
-    sick = [b for b in fits if not fleet.is_healthy(b.name)]
-    rejected.extend(Rejection(b.name, "unhealthy: circuit open") for b in sick)
-    if healthy and pool.round_robin:
-        start = rotation % len(healthy)
-        ordered = healthy[start:] + healthy[:start] + sick
-    else:
-        ordered = healthy + sick
+    output = expected_output_tokens(profile)
+    good: list[Prediction] = []
+    degraded: list[Prediction] = []
+    for backend in fits:
+        prediction = predict(backend, profile, fleet, output)
+        reason = _degraded_reason(prediction, rule, fleet)
+        if reason is None:
+            good.append(prediction)
+        else:
+            degraded.append(prediction)
+            rejected.append(Rejection(backend.name, reason))
+
+    if rule.objective is not None:
+        good = order(good, rule.objective)
+        degraded = order(degraded, rule.objective)
+    elif round_robin and not rule.prefer and good:
+        start = rotation % len(good)
+        good = good[start:] + good[:start]
+    ordered = [p.backend for p in _preferred_first(good, rule.prefer) + degraded]
+
+    for name in rule.fallbacks:
+        backend = policy.backends[name]
+        if backend not in ordered and _admissible(backend, rule, profile, rejected, 0):
+            ordered.append(backend)
+    if rule.max_fallbacks is not None:
+        ordered = ordered[: 1 + rule.max_fallbacks]
+
+    best = good[0] if good and good[0].backend is ordered[0] else predict(
+        ordered[0], profile, fleet, output
+    )
     return RouteDecision(
-        primary=ordered[0], fallbacks=tuple(ordered[1:]), rule=POOL_RULE, rejected=tuple(rejected)
+        primary=ordered[0],
+        fallbacks=tuple(ordered[1:]),
+        rule=rule.name,
+        rejected=tuple(rejected),
+        predicted_cost_micro_usd=best.cost_micro_usd,
+        predicted_ttft_s=best.ttft_s,
+        predicted_total_s=best.total_s,
+        objective=rule.objective.name if rule.objective else None,
+        redact=rule.redact and bool(profile.spans),
+    )
+
+
+def _admissible(
+    backend: Backend, rule: Rule, profile: Profile, rejected: list[Rejection], floor: int
+) -> bool:
+    reason = None
+    if rule.allow_zones is not None and backend.zone not in rule.allow_zones:
+        reason = f"zone {backend.zone} not allowed by rule {rule.name}"
+    elif rule.allow_backends is not None and backend.name not in rule.allow_backends:
+        reason = f"not in rule {rule.name}'s allowed backends"
+    else:
+        needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
+        if needed > backend.context_window:
+            reason = (
+                f"{CONTEXT} {backend.context_window} < prompt {profile.prompt_tokens}"
+                f" + max_tokens {profile.max_output_tokens or 0}"
+            )
+        elif backend.quality_tier < floor:
+            reason = f"quality tier {backend.quality_tier} below the floor {floor}"
+    if reason is not None:
+        rejected.append(Rejection(backend.name, reason))
+        return False
+    return True
+
+
+def _degraded_reason(prediction: Prediction, rule: Rule, fleet: FleetSnapshot) -> str | None:
+    name = prediction.backend.name
+    if fleet.health and not fleet.is_healthy(name):
+        return "unhealthy: circuit open"
+    if rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
+        return (
+            f"predicted TTFT {prediction.ttft_s * 1000:.0f} ms over target "
+            f"{rule.ttft_s * 1000:.0f} ms"
+        )
+    if rule.tpot_s is not None and prediction.tpot_s > rule.tpot_s:
+        return (
+            f"predicted time per token {prediction.tpot_s * 1000:.1f} ms over target "
+            f"{rule.tpot_s * 1000:.1f} ms"
+        )
+    return None
+
+
+def _preferred_first(predictions: list[Prediction], prefer: tuple[str, ...]) -> list[Prediction]:
+    if not prefer:
+        return predictions
+    rank = {name: i for i, name in enumerate(prefer)}
+    return sorted(predictions, key=lambda p: rank.get(p.backend.name, len(rank)))
+
+
+def _nothing_fits(request: RouteRequest, rule: Rule, rejected: list[Rejection]) -> Exception:
+    reasons = "; ".join(f"{r.backend}: {r.reason}" for r in rejected)
+    # Too long for every backend the policy allows is the client's error (400), whatever
+    # the policy excluded on other grounds.
+    allowed = [r for r in rejected if not r.reason.startswith(POLICY_EXCLUSIONS)]
+    if allowed and all(r.reason.startswith(CONTEXT) for r in allowed):
+        return NoEligibleBackend(
+            f"no backend for model '{request.model}' has room for this request: {reasons}",
+            code="context_length_exceeded", status=400, error_type="invalid_request_error",
+        )
+    return NoEligibleBackend(
+        f"rule {rule.name!r} leaves no backend for model '{request.model}': {reasons}"
     )

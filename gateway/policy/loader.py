@@ -12,8 +12,14 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from gateway.policy.rules import Rule, compile_rule
 from gateway.policy.schema import BackendSpec, ModelPoolSpec, PolicyFile, SimulatorSpec
+from gateway.policy.validation import semantic_problems
 from gateway.types import Backend, PricePerMTok
+
+# (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
+# a commercial API adds network and queueing.
+ZONE_LATENCY_PRIORS = {"self_hosted": (0.15, 0.02), "external": (0.6, 0.025)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,7 @@ class PolicySet:
     tenant_models: dict[str, frozenset[str]] = field(default_factory=dict)
     simulators: dict[str, SimulatorSpec] = field(default_factory=dict)
     source: str = "<memory>"
+    rules: tuple[Rule, ...] = ()
 
     def public_models(self) -> list[str]:
         """Names a client may send: virtual pools first, then every backend by name."""
@@ -94,6 +101,12 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
         spec = PolicyFile.model_validate(data)
     except ValidationError as exc:
         raise PolicyError(_problems(exc, root, source)) from exc
+    semantic = semantic_problems(spec)
+    if semantic:
+        raise PolicyError([
+            PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
+            for loc, message in semantic
+        ])
     return compile_policy(spec, source)
 
 
@@ -110,7 +123,8 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
         tenant: frozenset(t.models) for tenant, t in spec.tenants.items() if t.models is not None
     }
     simulators = {b.name: b.simulate for b in spec.backends if b.simulate is not None}
-    return PolicySet(backends, pools, tenant_models, simulators, source)
+    rules = tuple(compile_rule(rule, i) for i, rule in enumerate(spec.rules))
+    return PolicySet(backends, pools, tenant_models, simulators, source, rules)
 
 
 def _compile_backend(spec: BackendSpec) -> Backend:
@@ -118,6 +132,14 @@ def _compile_backend(spec: BackendSpec) -> Backend:
     if spec.price_per_mtok_usd is not None:
         p = spec.price_per_mtok_usd
         price = PricePerMTok(p.input, p.output, p.cached_input)
+    elif spec.gpu is not None:
+        # Self-hosted tokens are not free: the GPUs cost money whether busy or idle. Until
+        # throughput is measured, price them at the configured expected throughput.
+        per_mtok = spec.gpu.hourly_usd * spec.gpu.count / (spec.gpu.est_tokens_per_s * 3600) * 1e6
+        price = PricePerMTok(per_mtok, per_mtok)
+    ttft_s, tpot_s = ZONE_LATENCY_PRIORS.get(spec.zone, ZONE_LATENCY_PRIORS["external"])
+    if spec.latency is not None:
+        ttft_s, tpot_s = spec.latency.ttft_ms / 1000, spec.latency.tpot_ms / 1000
     return Backend(
         name=spec.name,
         provider=spec.provider,
@@ -130,6 +152,8 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         api_key_env=spec.api_key_env,
         read_timeout_s=spec.timeout_s or 300.0,
         max_connections=spec.max_connections or 512,
+        ttft_s=ttft_s,
+        tpot_s=tpot_s,
     )
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+
+from gateway.policy.rule_schema import RuleSpec
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
 
@@ -26,6 +28,27 @@ class GpuSpec(Strict):
     type: str
     count: int = Field(default=1, ge=1)
     hourly_usd: float = Field(ge=0, description="cost of one GPU per hour")
+    est_tokens_per_s: float = Field(
+        default=1000.0, gt=0,
+        description="expected throughput (prompt + output tokens per second) across the "
+        "deployment; prices self-hosted tokens until throughput is measured",
+    )
+
+
+class KvSpec(Strict):
+    """KV-cache geometry: bytes per token = 2 (K and V) × layers × kv_heads × head_dim × bytes."""
+
+    layers: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    dtype_bytes: float = Field(default=2, gt=0)
+
+
+class LatencySpec(Strict):
+    """Priors for routing until the gateway has measured the backend."""
+
+    ttft_ms: float = Field(gt=0)
+    tpot_ms: float = Field(gt=0, description="time per output token")
 
 
 class SimulatorSpec(Strict):
@@ -52,6 +75,11 @@ class BackendSpec(Strict):
         default=None,
         pattern=r"^[A-Z_][A-Z0-9_]*$",
         description="name of the environment variable holding the key (never the key)",
+    )
+    kv: KvSpec | None = None
+    latency: LatencySpec | None = None
+    metrics_url: HttpUrl | None = Field(
+        default=None, description="Prometheus /metrics (default for vllm: beside base_url)"
     )
     timeout_s: float | None = Field(default=None, gt=0, description="read timeout")
     max_connections: int | None = Field(default=None, ge=1)
@@ -90,24 +118,7 @@ class PolicyFile(Strict):
         description="virtual model names clients ask for → candidate backends (a list is a "
         "round-robin pool)",
     )
+    rules: list[RuleSpec] = Field(
+        default_factory=list, description="evaluated in order; the first match decides"
+    )
     tenants: dict[str, TenantSpec] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _references_resolve(self) -> PolicyFile:
-        names = [b.name for b in self.backends]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate backend names: {', '.join(dupes)}")
-        known = set(names)
-        for model, spec in self.models.items():
-            pool = spec.backends if isinstance(spec, ModelPoolSpec) else spec
-            if not pool:
-                raise ValueError(f"models.{model}: the candidate list is empty")
-            missing = [b for b in pool if b not in known]
-            if missing:
-                raise ValueError(f"models.{model}: undefined backends {', '.join(missing)}")
-        for tenant, spec in self.tenants.items():
-            for model in spec.models or []:
-                if model not in self.models and model not in known:
-                    raise ValueError(f"tenants.{tenant}.models: unknown model {model!r}")
-        return self

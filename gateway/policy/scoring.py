@@ -1,0 +1,60 @@
+"""Predicted cost and latency of serving a request on a backend, and ordering by objective.
+
+Latency comes from the fleet snapshot when the gateway has measured the backend, otherwise
+from the policy's priors. Output length is the client's max_tokens, capped at a typical reply
+length when larger (a 4,096-token cap rarely means a 4,096-token answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.policy.rules import Objective
+from gateway.types import Backend, FleetSnapshot, Profile
+
+TYPICAL_OUTPUT_TOKENS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    backend: Backend
+    cost_micro_usd: int
+    ttft_s: float
+    tpot_s: float
+    total_s: float
+
+
+def expected_output_tokens(profile: Profile) -> int:
+    requested = profile.max_output_tokens
+    return min(requested, TYPICAL_OUTPUT_TOKENS) if requested else TYPICAL_OUTPUT_TOKENS
+
+
+def predict(backend: Backend, profile: Profile, fleet: FleetSnapshot, output: int) -> Prediction:
+    measured = fleet.latency.get(backend.name) if fleet.latency else None
+    ttft = measured.ttft_s if measured is not None else backend.ttft_s
+    tpot = measured.tpot_s if measured is not None else backend.tpot_s
+    price = backend.price
+    cost = price.cost_micro_usd(profile.prompt_tokens, output) if price is not None else 0
+    return Prediction(backend, cost, ttft, tpot, ttft + tpot * output)
+
+
+def order(predictions: list[Prediction], objective: Objective) -> list[Prediction]:
+    """Best first. Each criterion is normalised to 0..1 across the candidates, so weights
+    compare like with like; ties keep the policy's order (sorted() is stable)."""
+    if len(predictions) < 2:
+        return predictions
+    costs = [p.cost_micro_usd for p in predictions]
+    times = [p.total_s for p in predictions]
+    tiers = [p.backend.quality_tier for p in predictions]
+    low_cost, cost_span = min(costs), (max(costs) - min(costs)) or 1
+    low_time, time_span = min(times), (max(times) - min(times)) or 1.0
+    high_tier, tier_span = max(tiers), (max(tiers) - min(tiers)) or 1
+
+    def score(p: Prediction) -> float:
+        return (
+            objective.cost * (p.cost_micro_usd - low_cost) / cost_span
+            + objective.latency * (p.total_s - low_time) / time_span
+            + objective.quality * (high_tier - p.backend.quality_tier) / tier_span
+        )
+
+    return sorted(predictions, key=score)

@@ -1,0 +1,137 @@
+"""Checks a structurally valid policy for mistakes the schema cannot see, each with its key path.
+
+- names that do not resolve (backends, models, duplicate names);
+- rules no request can reach (after a catch-all, or after an identical condition);
+- a sensitive category that can reach a backend outside the self_hosted zone without redaction,
+  through a rule, a fallback, or the default route of a model pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gateway.policy.rule_schema import RuleSpec
+from gateway.policy.schema import ModelPoolSpec, PolicyFile
+
+Loc = tuple[str | int, ...]
+SENSITIVE_CATEGORIES = ("pii", "secret", "phi")
+SAFE_ZONE = "self_hosted"
+
+
+def semantic_problems(spec: PolicyFile) -> list[tuple[Loc, str]]:
+    problems: list[tuple[Loc, str]] = []
+    problems += _names(spec)
+    if problems:
+        return problems  # the checks below assume every reference resolves
+    problems += _unreachable(spec.rules)
+    problems += _leaks(spec)
+    return problems
+
+
+def pool_members(spec: PolicyFile, model: str) -> list[str]:
+    pool = spec.models.get(model)
+    if pool is None:
+        return [model] if any(b.name == model for b in spec.backends) else []
+    return list(pool.backends if isinstance(pool, ModelPoolSpec) else pool)
+
+
+def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:
+    out: list[tuple[Loc, str]] = []
+    seen: set[str] = set()
+    for i, backend in enumerate(spec.backends):
+        if backend.name in seen:
+            out.append((("backends", i, "name"), f"duplicate backend name {backend.name!r}"))
+        seen.add(backend.name)
+    for model, pool in spec.models.items():
+        members = pool.backends if isinstance(pool, ModelPoolSpec) else pool
+        prefix: Loc = ("models", model, "backends") if isinstance(pool, ModelPoolSpec) else (
+            "models", model)
+        if not members:
+            out.append((prefix, "the candidate list is empty"))
+        for j, name in enumerate(members):
+            if name not in seen:
+                out.append(((*prefix, j), f"undefined backend {name!r}"))
+    for tenant, tenant_spec in spec.tenants.items():
+        for j, model in enumerate(tenant_spec.models or []):
+            if model not in spec.models and model not in seen:
+                out.append((("tenants", tenant, "models", j), f"unknown model {model!r}"))
+    zones = {b.zone for b in spec.backends}
+    rule_names: set[str] = set()
+    for i, rule in enumerate(spec.rules):
+        if rule.name in rule_names:
+            out.append((("rules", i, "name"), f"duplicate rule name {rule.name!r}"))
+        rule_names.add(rule.name)
+        for field in ("backends", "allow_backends", "prefer", "fallbacks"):
+            for j, name in enumerate(getattr(rule, field) or ()):
+                if name not in seen:
+                    out.append((("rules", i, field, j), f"undefined backend {name!r}"))
+        for j, zone in enumerate(rule.allow_zones or ()):
+            if zone not in zones:
+                out.append((("rules", i, "allow_zones", j), f"no backend is in zone {zone!r}"))
+    return out
+
+
+def _unreachable(rules: list[RuleSpec]) -> list[tuple[Loc, str]]:
+    out: list[tuple[Loc, str]] = []
+    for i, rule in enumerate(rules):
+        for j, earlier in enumerate(rules[:i]):
+            if earlier.when.is_catch_all():
+                reason = f"rule {earlier.name!r} (rules[{j}]) matches every request first"
+            elif earlier.when == rule.when:
+                reason = f"rule {earlier.name!r} (rules[{j}]) has the same conditions"
+            else:
+                continue
+            out.append((("rules", i), f"unreachable: {reason}"))
+            break
+    return out
+
+
+def _leaks(spec: PolicyFile) -> list[tuple[Loc, str]]:
+    out: list[tuple[Loc, str]] = []
+    zone_of = {b.name: b.zone for b in spec.backends}
+    for category in SENSITIVE_CATEGORIES:
+        caught = False
+        for i, rule in enumerate(spec.rules):
+            when = rule.when
+            sees = when.sensitivity is None or category in when.sensitivity
+            if not sees:
+                continue
+            if rule.deny is None and not rule.redact:
+                external = sorted(
+                    n for n in _reachable(spec, rule) if zone_of[n] != SAFE_ZONE
+                )
+                if external:
+                    out.append((("rules", i), f"requests with {category} findings can reach "
+                                f"{', '.join(external)} outside the {SAFE_ZONE} zone without "
+                                "redaction (restrict allow_zones or set redact: true)"))
+            others = when.model_copy(update={"sensitivity": None})
+            if others.is_catch_all():
+                caught = True  # every request with this category stops here
+                break
+        if not caught:
+            external = sorted({
+                n for model in spec.models for n in pool_members(spec, model)
+                if zone_of[n] != SAFE_ZONE
+            } | {n for n, zone in zone_of.items() if zone != SAFE_ZONE})
+            if external:
+                out.append((("rules",), f"requests with {category} findings that no rule "
+                            f"catches reach {', '.join(external)} outside the {SAFE_ZONE} zone "
+                            "by default; add a rule for them (e.g. when: {sensitivity: "
+                            f"[{category}]}} with allow_zones: [{SAFE_ZONE}])"))
+    return out
+
+
+def _reachable(spec: PolicyFile, rule: RuleSpec) -> set[str]:
+    if rule.backends is not None:
+        names: Iterable[str] = rule.backends
+    elif rule.when.model is not None:
+        names = [n for model in rule.when.model for n in pool_members(spec, model)]
+    else:
+        names = [b.name for b in spec.backends]  # any model, including each backend by name
+    reach = set(names) | set(rule.fallbacks or ())
+    if rule.allow_backends is not None:
+        reach &= set(rule.allow_backends)
+    if rule.allow_zones is not None:
+        zones = set(rule.allow_zones)
+        reach = {n for n in reach if next(b.zone for b in spec.backends if b.name == n) in zones}
+    return reach
