@@ -179,8 +179,8 @@ def test_leaks_of_sensitive_data_are_errors_with_lines() -> None:
     assert "without redaction" in found["rules[0]"][1]
     # redaction, or a deny, makes it safe
     parse_policy(BACKENDS + "rules:\n  - name: r\n    redact: true\n")
-    parse_policy(BACKENDS + "rules:\n  - name: refuse\n    when: {sensitivity: [pii, secret, phi]}\n"
-                 "    deny: no personal data here\n")
+    parse_policy(BACKENDS + "rules:\n  - name: refuse\n"
+                 "    when: {sensitivity: [pii, secret, phi]}\n    deny: no personal data here\n")
 
 
 def test_unreachable_rules_and_bad_references() -> None:
