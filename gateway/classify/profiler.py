@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
 from gateway.classify.tokens import TokenCounter
 from gateway.types import Complexity, Endpoint, Payload, Profile, RouteRequest, SensitiveSpan
 
@@ -18,7 +19,7 @@ COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds 
 
 
 class ComplexityEstimator(Protocol):
-    def estimate(self, text: str) -> Complexity: ...
+    def p_strong(self, text: str) -> float: ...
 
 
 class SensitivityDetector(Protocol):
@@ -36,11 +37,19 @@ class RequestClassifier:
         self._complexity = complexity
         self._sensitivity = sensitivity
 
-    async def profile(self, request: RouteRequest, thresholds: Sequence[int] = ()) -> Profile:
+    async def profile(
+        self,
+        request: RouteRequest,
+        thresholds: Sequence[int] = (),
+        complexity_thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
+    ) -> Profile:
+        """`thresholds`: prompt sizes where the route changes (exact counting only matters
+        near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high."""
         count = await self._tokens.count(request.endpoint, request.payload, thresholds)
         complexity = None
         if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
-            complexity = self._complexity.estimate(question_text(request.endpoint, request.payload))
+            p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
+            complexity = Complexity(p, classify(p, complexity_thresholds))
         spans: tuple[SensitiveSpan, ...] = ()
         if self._sensitivity is not None:
             spans = tuple(self._sensitivity.scan(scan_text(request.endpoint, request.payload)))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from gateway.cli.admin_commands import keys, migrate, tenants
+from gateway.cli.classifier_commands import classifier
+from gateway.cli.classify_command import classify_command
 from gateway.cli.policy_commands import policy
 from gateway.cli.serve import serve, sim
 
@@ -21,6 +23,8 @@ cli.add_command(migrate)
 cli.add_command(keys)
 cli.add_command(tenants)
 cli.add_command(policy)
+cli.add_command(classifier)
+cli.add_command(classify_command)
 
 
 def main() -> None:

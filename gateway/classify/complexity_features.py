@@ -1,0 +1,155 @@
+"""Cheap prompt features for the complexity model, shared by training and inference.
+
+One function, `extract_features`, so the features a model was trained on are exactly the
+features it is served with. Work is bounded: only the first HEAD_CHARS and last TAIL_CHARS
+characters are read (plus the total length, which is O(1)), so a 128K-token prompt costs about
+as much as a 250-token one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Set
+from dataclasses import dataclass
+from itertools import pairwise
+
+# Bump when the features change: a model trained on another version is refused at load time.
+FEATURIZER_VERSION = 1
+
+# Question stems sit at the start, the actual ask and any answer options at the end; the middle
+# of a long prompt (a pasted document) says little about difficulty and would cost linear time.
+HEAD_CHARS = 512
+TAIL_CHARS = 512
+
+MCQ = "mcq"  # the prompt lists lettered answer options (A. … B. …)
+FREE = "free"  # anything else: open questions, word problems, chat
+FORMATS = (MCQ, FREE)
+
+# Tokenizing is C-level byte translation plus split, several times faster than a regex
+# tokenizer in CPython (str.translate is only fast on pure-ASCII text, bytes.translate always):
+# ASCII punctuation becomes a space (the symbols that carry signal are counted as dense
+# features instead) and every digit becomes "0", so "1984" and "2024" are the same token
+# "0000": which number appears is noise, that numbers (and how long) appear is signal.
+# UTF-8 continuation bytes are >= 0x80 and untouched, so the result always decodes.
+_BYTE_TABLE = bytes.maketrans(
+    string.punctuation.encode() + b"123456789", b" " * len(string.punctuation) + b"0" * 9
+)
+_UNICODE_PUNCTUATION = "‘’“”–—…«»·•"
+_OPTION = re.compile(r"^\(?([A-Ea-e])[.)]\s", re.MULTILINE)
+_MAX_OPTIONS = 6
+_DIGITS = "0123456789"
+_MATH_CHARS = "=+*/^<>"
+_CODE_CHARS = "{};"
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty"
+    " hundred thousand half twice double triple third quarter dozen".split()
+)
+_FRACTION_WORDS = frozenset(("half", "third", "quarter", "fraction", "fractions"))
+_CODE_WORDS = frozenset(("def", "return", "print", "printf", "int", "void", "var", "const"))
+# Length thresholds (characters) turned into step features, so a linear model can bend its
+# response to length instead of assuming it is log-linear.
+_LENGTH_STEPS = (150, 300, 600, 1200, 2400)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFeatures:
+    """What the model sees of one prompt: its format, its n-grams, and dense measurements."""
+
+    fmt: str  # MCQ or FREE
+    ngrams: Set[str]  # unigrams "word" and bigrams "word word", presence only (never mutated)
+    dense: dict[str, float]  # name → value, scaled to roughly [0, 2]
+
+
+def clip_text(text: str) -> str:
+    """The part of the prompt the features read: head and tail, joined by a newline."""
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return text
+    return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+
+
+def tokenize(clipped: str) -> list[str]:
+    lowered = clipped.lower()
+    if not lowered.isascii():
+        for mark in _UNICODE_PUNCTUATION:
+            lowered = lowered.replace(mark, " ")
+    return lowered.encode().translate(_BYTE_TABLE).decode().split()
+
+
+def extract_features(text: str) -> PromptFeatures:
+    clipped = clip_text(text)
+    tokens = tokenize(clipped)
+    ngrams = set(tokens)
+    ngrams.update(map(" ".join, pairwise(tokens)))
+
+    options = _last_option_block(clipped)
+    fmt = MCQ if len(options) >= 2 else FREE
+    dense = _dense_features(len(text), clipped, ngrams)
+    if fmt == MCQ:
+        dense.update(_option_features(clipped, options))
+        stem = clipped[: options[0].start()]
+    else:
+        stem = clipped
+    dense["#stem_len"] = math.log1p(len(stem)) / 8.0
+    dense["#sentences"] = math.log1p(stem.count(". ") + stem.count("? ") + 1) / 3.0
+    dense["#question_mark"] = float("?" in stem)
+    return PromptFeatures(fmt=fmt, ngrams=ngrams, dense=dense)
+
+
+def _last_option_block(clipped: str) -> list[re.Match[str]]:
+    """The answer options of the last question: few-shot prompts carry earlier questions'
+    options too, and only the one being asked matters (bounded work either way)."""
+    block: list[re.Match[str]] = []
+    for match in reversed(list(_OPTION.finditer(clipped))[-_MAX_OPTIONS:]):
+        block.append(match)
+        if match.group(1) in "Aa":
+            break
+    block.reverse()
+    return block
+
+
+def _dense_features(total_chars: int, clipped: str, ngrams: Set[str]) -> dict[str, float]:
+    """Length, numeracy and code measurements, by C-level counting over the clipped text."""
+    digits = sum(clipped.count(d) for d in _DIGITS)
+    # "0 0" is two digit runs in a row, e.g. "2.5" or "3/4" once punctuation became spaces.
+    split_number = "0 0" in ngrams
+    # Scales keep every value within about [0, 2] so one ridge penalty suits them all.
+    dense = {
+        "#len": math.log1p(total_chars) / 8.0,
+        "#digits": math.log1p(digits) / 4.0,
+        "#number_words": len(_NUMBER_WORDS & ngrams) / 4.0,
+        "#math": math.log1p(sum(clipped.count(c) for c in _MATH_CHARS)) / 3.0,
+        "#commas": math.log1p(clipped.count(",")) / 3.0,
+        "#lines": math.log1p(clipped.count("\n")) / 3.0,
+        "#fraction": float((split_number and "/" in clipped) or bool(_FRACTION_WORDS & ngrams)),
+        "#code": float(
+            any(c in clipped for c in _CODE_CHARS) or "==" in clipped or bool(_CODE_WORDS & ngrams)
+        ),
+        "#money": float("$" in clipped),
+        "#percent": float("%" in clipped or "percent" in ngrams),
+        "#decimal": float(split_number and "." in clipped),
+    }
+    for step in _LENGTH_STEPS:
+        if total_chars > step:
+            dense[f"#len>{step}"] = 1.0
+    return dense
+
+
+def _option_features(clipped: str, options: list[re.Match[str]]) -> dict[str, float]:
+    """Shape of the answer options: length, numeric (a calculation), paired judgements."""
+    ends = [match.start() for match in options[1:]] + [len(clipped)]
+    # First line only: the last option is usually followed by the "Answer:" cue.
+    bodies = [
+        clipped[match.end() : end].split("\n", 1)[0]
+        for match, end in zip(options, ends, strict=True)
+    ]
+    count = len(bodies)
+    numeric = sum(any(d in body for d in _DIGITS) for body in bodies)
+    # "True, False" / "Wrong, Not wrong": two judgements per question (Statement 1 | 2 ...).
+    paired = sum(body.count(",") == 1 and len(body) < 24 for body in bodies)
+    return {
+        "#option_len": math.log1p(sum(map(len, bodies)) / count) / 5.0,
+        "#numeric_options": numeric / count,
+        "#paired_options": float(paired == count),
+    }

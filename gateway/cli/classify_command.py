@@ -1,0 +1,74 @@
+"""`gateway classify FILE.jsonl`: classify prompts offline, one JSON line out per line in.
+
+Input lines are `{"prompt": str}` or `{"messages": [...]}` (a chat). Output lines are
+`{"prompt_tokens", "complexity": {"p_strong", "class"}, "sensitivity": {"categories",
+"spans": [{"type", "start", "end", "confidence"}]}}`. Evaluation tools depend on this shape:
+keep it stable. Span offsets index the prompt, or for a chat the message texts joined with
+newlines. Token counts are exact (o200k).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import IO
+
+import click
+import orjson
+
+from gateway.types import Endpoint, RouteRequest
+
+FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
+
+
+@click.command("classify")
+@click.argument("source", type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+              help="write here instead of stdout")
+def classify_command(source: Path, output: Path | None) -> None:
+    """Classify each prompt of a JSONL file: tokens, complexity, sensitivity."""
+    from gateway.classify.standard import standard_classifier
+
+    classifier = standard_classifier()
+    text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
+    out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
+    try:
+        asyncio.run(_run(classifier, text_in, out))
+    finally:
+        if output is not None:
+            out.close()
+        if text_in is not sys.stdin:
+            text_in.close()
+
+
+async def _run(classifier, lines: IO[str], out: IO[bytes]) -> None:  # type: ignore[no-untyped-def]
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        request = _request(line, number)
+        profile = await classifier.profile(request, FORCE_EXACT)
+        complexity = profile.complexity
+        out.write(orjson.dumps({
+            "prompt_tokens": profile.prompt_tokens,
+            "complexity": {"p_strong": round(complexity.p_strong, 6), "class": complexity.label}
+            if complexity else None,
+            "sensitivity": {
+                "categories": list(profile.sensitivity),
+                "spans": [{"type": s.type, "start": s.start, "end": s.end,
+                           "confidence": round(s.confidence, 4)} for s in profile.spans],
+            },
+        }) + b"\n")
+
+
+def _request(line: str, number: int) -> RouteRequest:
+    try:
+        item = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise click.ClickException(f"line {number}: not JSON ({exc})") from None
+    if isinstance(item, dict) and isinstance(item.get("prompt"), str):
+        return RouteRequest(str(number), Endpoint.COMPLETIONS, "-", {"prompt": item["prompt"]})
+    if isinstance(item, dict) and isinstance(item.get("messages"), list):
+        return RouteRequest(str(number), Endpoint.CHAT, "-", {"messages": item["messages"]})
+    raise click.ClickException(f"line {number}: expected {{\"prompt\": str}} or "
+                               "{\"messages\": [...]}")

@@ -1,0 +1,176 @@
+"""The complexity featurizer and the shipped model: determinism, bounds, thresholds, loading."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from gateway.classify.complexity import (
+    DEFAULT_MODEL_PATH,
+    DEFAULT_THRESHOLDS,
+    ComplexityModel,
+    ComplexityModelError,
+    classify,
+)
+from gateway.classify.complexity_features import (
+    FREE,
+    HEAD_CHARS,
+    MCQ,
+    TAIL_CHARS,
+    clip_text,
+    extract_features,
+    tokenize,
+)
+from gateway.types import Complexity
+
+MCQ_PROMPT = (
+    "Statement 1 | Every group of order 4 is cyclic. Statement 2 | Every cyclic group is"
+    " abelian.\nA. True, True\nB. False, False\nC. True, False\nD. False, True\nAnswer:"
+)
+WORD_PROBLEM = (
+    "Janet’s ducks lay 16 eggs per day. She eats three for breakfast and bakes muffins with"
+    " four. She sells the rest for $2 each. How much does she make every day?"
+)
+ODD_INPUTS = ["", " ", "?", "🙂" * 50, "A.\nB.", "\x00\x01", "é" * 3000, "x" * 1_000_000]
+
+
+def test_features_are_deterministic() -> None:
+    for text in (MCQ_PROMPT, WORD_PROBLEM, *ODD_INPUTS):
+        assert extract_features(text) == extract_features(text)
+
+
+def test_tokens_fold_digits_and_drop_punctuation() -> None:
+    assert tokenize("In 1984, x=2.5 (Janet’s «ducks»)") == [
+        "in", "0000", "x", "0", "0", "janet", "s", "ducks",
+    ]
+
+
+def test_format_and_option_features() -> None:
+    mcq = extract_features(MCQ_PROMPT)
+    assert mcq.fmt == MCQ
+    assert mcq.dense["#paired_options"] == 1.0
+    assert mcq.dense["#numeric_options"] == 0.0
+    assert "statement" in mcq.ngrams and "every group" in mcq.ngrams
+    free = extract_features(WORD_PROBLEM)
+    assert free.fmt == FREE
+    assert "#option_len" not in free.dense
+    assert free.dense["#money"] == 1.0
+
+
+def test_few_shot_prompt_uses_the_last_questions_options() -> None:
+    shot = "Q: 2+2?\nA. 3\nB. 4\nC. 5\nD. 6\nAnswer: B\n\n"
+    last = "Q: Which is a mammal?\nA. whale\nB. shark\nC. trout\nD. eel\nAnswer:"
+    features = extract_features(shot + last)
+    assert features.fmt == MCQ
+    assert features.dense["#numeric_options"] == 0.0  # the shot's numeric options are ignored
+
+
+def test_only_head_and_tail_are_read() -> None:
+    text = "alpha " * 1000 + "needle " + "omega " * 1000
+    clipped = clip_text(text)
+    assert len(clipped) == HEAD_CHARS + 1 + TAIL_CHARS
+    features = extract_features(text)
+    assert "needle" not in features.ngrams
+    assert {"alpha", "omega"} <= features.ngrams
+    # Total length still counts: it is the one measurement of the whole prompt.
+    assert features.dense["#len"] > extract_features(clipped).dense["#len"]
+
+
+def test_shipped_model_loads_once_and_predicts_probabilities() -> None:
+    model = ComplexityModel.load()
+    assert ComplexityModel.load() is model
+    for text in (MCQ_PROMPT, WORD_PROBLEM, *ODD_INPUTS):
+        p = model.p_strong(text)
+        assert 0.0 <= p <= 1.0
+
+
+def test_p_strong_ranks_like_the_score() -> None:
+    model = ComplexityModel.load()
+    texts = [MCQ_PROMPT, WORD_PROBLEM, "What is 2+2?", "Summarise: " + "long text " * 300]
+    by_score = sorted(texts, key=model.score)
+    by_p = sorted(texts, key=model.p_strong)
+    assert by_score == by_p
+
+
+def test_a_long_question_scores_above_a_short_one() -> None:
+    # Length carries the model's strongest, length-prior weight; if this flips, the export or
+    # the featurizer broke.
+    model = ComplexityModel.load()
+    short = "What is the capital of France?\nA. Paris\nB. Rome\nC. Oslo\nD. Bern\nAnswer:"
+    long = (
+        "A landowner conveyed a parcel to a buyer by a deed that was never recorded. " * 12
+        + "Which party prevails?\nA. The landowner\nB. The buyer\nC. The bank\nD. Neither\n"
+        "Answer:"
+    )
+    assert model.p_strong(long) > model.p_strong(short)
+
+
+def test_classify_thresholds() -> None:
+    t = (0.2, 0.4)
+    assert classify(0.0, t) == "low"
+    assert classify(0.1999, t) == "low"
+    assert classify(0.2, t) == "medium"
+    assert classify(0.3999, t) == "medium"
+    assert classify(0.4, t) == "high"
+    assert classify(1.0, t) == "high"
+    with pytest.raises(ValueError):
+        classify(0.5, (0.6, 0.3))
+
+
+def test_default_thresholds_match_the_shipped_model() -> None:
+    document = json.loads(DEFAULT_MODEL_PATH.read_text(encoding="utf-8"))
+    assert tuple(document["thresholds"]) == DEFAULT_THRESHOLDS
+    assert ComplexityModel.load().thresholds == DEFAULT_THRESHOLDS
+    assert DEFAULT_THRESHOLDS[0] < DEFAULT_THRESHOLDS[1]
+
+
+def test_assess_returns_the_profile_value() -> None:
+    model = ComplexityModel.load()
+    result = model.assess(WORD_PROBLEM)
+    assert isinstance(result, Complexity)
+    assert result.label == classify(result.p_strong)
+
+
+def test_model_for_another_featurizer_is_refused(tmp_path: Path) -> None:
+    document = json.loads(DEFAULT_MODEL_PATH.read_text(encoding="utf-8"))
+    document["featurizer"]["head_chars"] += 1
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ComplexityModelError, match="featurizer"):
+        ComplexityModel.load(path)
+
+
+def test_missing_or_malformed_model_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ComplexityModelError, match="not found"):
+        ComplexityModel.load(tmp_path / "absent.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(ComplexityModelError, match="JSON"):
+        ComplexityModel.load(broken)
+    document = json.loads(DEFAULT_MODEL_PATH.read_text(encoding="utf-8"))
+    del document["ngrams"]["free"]
+    broken.write_text(json.dumps(document))
+    with pytest.raises(ComplexityModelError, match="malformed"):
+        ComplexityModel.load(broken)
+
+
+def test_inference_cost_does_not_grow_with_prompt_length() -> None:
+    # A sanity check that clipping works, not a latency target (see the benchmark numbers in
+    # the report): an unclipped featurizer would be ~500x slower on the long prompt.
+    model = ComplexityModel.load()
+    short = WORD_PROBLEM * 6  # about 1K characters: already at the clip
+    long = WORD_PROBLEM * 3000  # about 500K characters
+
+    def best_of(text: str) -> float:
+        runs = []
+        for _ in range(5):
+            started = time.perf_counter()
+            for _ in range(20):
+                model.p_strong(text)
+            runs.append(time.perf_counter() - started)
+        return min(runs)
+
+    assert best_of(long) < 5 * best_of(short)
