@@ -1,124 +1,40 @@
 """A fast mock OpenAI-compatible upstream for overhead benchmarks.
 
-Raw asyncio Protocol + uvloop + orjson, HTTP/1.1 keep-alive; chat completions (plain and SSE).
+Raw asyncio Protocol + uvloop + orjson, HTTP/1.1 keep-alive; chat completions (plain and SSE),
+and the same replies in Anthropic's Messages dialect on /v1/messages (mock_anthropic.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import signal
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, cast
 
+import mock_anthropic
 import orjson
 import uvloop
+from mock_http import chunk as _chunk
+from mock_http import content_length as _content_length
+from mock_http import head as _head
+from mock_http import sized as _sized
+from mock_replies import (
+    ERROR_400,
+    ERROR_404,
+    MODELS_BODY,
+    ReplyShape,
+    Upstream,
+    openai_event,
+    openai_usage,
+    token_text,
+)
 
 # A request head bigger than this is not something a benchmark client sends: refuse it rather
 # than buffer without bound.
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 8 * 1024 * 1024
-PROMPT_TOKENS = 12  # the usage we report; the mock does not tokenize
-
-# Words cycled to make the reply text; one word plus a space is "one token" for the mock.
-_WORDS = (
-    "the quick brown fox jumps over a lazy dog while seven small birds sing softly "
-    "near an old stone bridge beside calm water under a pale morning sky"
-).split()
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyShape:
-    """How long replies are and how fast a stream emits its tokens."""
-
-    reply_tokens: int
-    stream_tokens: int
-    stream_interval_s: float
-
-
-def _token(index: int) -> str:
-    return _WORDS[index % len(_WORDS)] + " "
-
-
-def _head(status: bytes, content_type: bytes, extra: bytes, keep_alive: bool) -> bytes:
-    connection = b"" if keep_alive else b"connection: close\r\n"
-    status_line = b"HTTP/1.1 " + status + b"\r\n"
-    return status_line + b"content-type: " + content_type + b"\r\n" + extra + connection
-
-
-def _sized(status: bytes, content_type: bytes, body: bytes, keep_alive: bool) -> bytes:
-    length = b"content-length: %d\r\n" % len(body)
-    return _head(status, content_type, length, keep_alive) + b"\r\n" + body
-
-
-def _chunk(payload: bytes) -> bytes:
-    # One SSE event per HTTP chunk, the way streaming servers usually flush.
-    return b"%x\r\n%s\r\n" % (len(payload), payload)
-
-
-def _usage(completion_tokens: int) -> dict[str, int]:
-    total = PROMPT_TOKENS + completion_tokens
-    return {
-        "prompt_tokens": PROMPT_TOKENS,
-        "completion_tokens": completion_tokens,
-        "total_tokens": total,
-    }
-
-
-def _event(obj: dict[str, Any]) -> bytes:
-    return _chunk(b"data: " + orjson.dumps(obj) + b"\n\n")
-
-
-_MODELS_BODY = orjson.dumps(
-    {"object": "list", "data": [{"id": "mock-model", "object": "model", "owned_by": "mock"}]}
-)
-_ERROR_404 = orjson.dumps({"error": {"message": "not found", "type": "not_found_error"}})
-_ERROR_400 = orjson.dumps({"error": {"message": "invalid JSON body", "type": "invalid_request"}})
-
-
-class Upstream:
-    """Shared state of one mock server: reply shape, id counter, and live stream count."""
-
-    def __init__(self, shape: ReplyShape) -> None:
-        self.shape = shape
-        self.ids = itertools.count(1)
-        self.active_streams = 0
-        # The non-streaming reply text never changes, so build it once.
-        self.reply_text = "".join(_token(i) for i in range(shape.reply_tokens)).rstrip()
-
-    def metrics_body(self) -> bytes:
-        # Just enough vLLM-style gauges for a gateway scraper to see a healthy, idle backend.
-        running = self.active_streams
-        return (
-            b"# TYPE vllm:num_requests_running gauge\n"
-            b'vllm:num_requests_running{model_name="mock-model"} %d\n'
-            b"# TYPE vllm:num_requests_waiting gauge\n"
-            b'vllm:num_requests_waiting{model_name="mock-model"} 0\n'
-            b"# TYPE vllm:gpu_cache_usage_perc gauge\n"
-            b'vllm:gpu_cache_usage_perc{model_name="mock-model"} 0.0\n'
-            b"# TYPE vllm:kv_cache_usage_perc gauge\n"
-            b'vllm:kv_cache_usage_perc{model_name="mock-model"} 0.0\n' % running
-        )
-
-    def completion_body(self, model: str) -> bytes:
-        return orjson.dumps(
-            {
-                "id": f"chatcmpl-mock-{next(self.ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": self.reply_text},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": _usage(self.shape.reply_tokens),
-            }
-        )
 
 
 class UpstreamProtocol(asyncio.Protocol):
@@ -184,9 +100,12 @@ class UpstreamProtocol(asyncio.Protocol):
         if method == b"post" and path == b"/v1/chat/completions":
             self._chat(body, keep_alive)
             return
-        status, content_type, payload = b"404 Not Found", b"application/json", _ERROR_404
+        if method == b"post" and path == b"/v1/messages":
+            self._messages(body, keep_alive)
+            return
+        status, content_type, payload = b"404 Not Found", b"application/json", ERROR_404
         if method == b"get" and path == b"/v1/models":
-            status, payload = b"200 OK", _MODELS_BODY
+            status, payload = b"200 OK", MODELS_BODY
         elif method == b"get" and path == b"/health":
             status, content_type, payload = b"200 OK", b"text/plain", b"ok"
         elif method == b"get" and path == b"/metrics":
@@ -197,16 +116,24 @@ class UpstreamProtocol(asyncio.Protocol):
         if not keep_alive:
             transport.close()
 
-    def _chat(self, body: bytes, keep_alive: bool) -> None:
-        transport = self._transport
-        assert transport is not None
+    def _json_request(self, body: bytes) -> dict[str, Any] | None:
+        """The request's JSON object, or None after answering 400 and closing."""
         try:
             request = orjson.loads(body)
         except orjson.JSONDecodeError:
             request = None
-        if not isinstance(request, dict):
-            transport.write(_sized(b"400 Bad Request", b"application/json", _ERROR_400, False))
-            transport.close()
+        if isinstance(request, dict):
+            return request
+        assert self._transport is not None
+        self._transport.write(_sized(b"400 Bad Request", b"application/json", ERROR_400, False))
+        self._transport.close()
+        return None
+
+    def _chat(self, body: bytes, keep_alive: bool) -> None:
+        transport = self._transport
+        assert transport is not None
+        request = self._json_request(body)
+        if request is None:
             return
         model = str(request.get("model") or "mock-model")
         if not request.get("stream"):
@@ -217,36 +144,73 @@ class UpstreamProtocol(asyncio.Protocol):
             return
         options = request.get("stream_options")
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        self._stream_task = asyncio.get_running_loop().create_task(
-            self._stream(model, include_usage, keep_alive)
+        base = {
+            "id": f"chatcmpl-mock-{next(self._upstream.ids)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+
+        def chunk(delta: dict[str, str], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            return openai_event({**base, "choices": [choice]})
+
+        tail = chunk({}, "stop")
+        if include_usage:
+            usage = openai_usage(self._upstream.shape.stream_tokens)
+            tail += openai_event({**base, "choices": [], "usage": usage})
+        tail += _chunk(b"data: [DONE]\n\n")
+        first = chunk({"role": "assistant", "content": ""})
+        self._start_stream(first, lambda i: chunk({"content": token_text(i)}), tail, keep_alive)
+
+    def _messages(self, body: bytes, keep_alive: bool) -> None:
+        """The Anthropic dialect: same text, same timing, Anthropic's framing."""
+        transport = self._transport
+        assert transport is not None
+        request = self._json_request(body)
+        if request is None:
+            return
+        upstream = self._upstream
+        model = str(request.get("model") or "mock-model")
+        message_id = f"msg_mock{next(upstream.ids)}"
+        if not request.get("stream"):
+            reply = mock_anthropic.message_body(
+                message_id, model, upstream.reply_text, upstream.shape.reply_tokens
+            )
+            transport.write(_sized(b"200 OK", b"application/json", reply, keep_alive))
+            if not keep_alive:
+                transport.close()
+            return
+        head, token, tail = mock_anthropic.stream_script(
+            message_id, model, token_text, upstream.shape.stream_tokens
+        )
+        self._start_stream(
+            b"".join(map(_chunk, head)), lambda i: _chunk(token(i)),
+            b"".join(map(_chunk, tail)), keep_alive,
         )
 
-    async def _stream(self, model: str, include_usage: bool, keep_alive: bool) -> None:
+    def _start_stream(
+        self, first: bytes, token: Callable[[int], bytes], tail: bytes, keep_alive: bool
+    ) -> None:
+        self._stream_task = asyncio.get_running_loop().create_task(
+            self._stream(first, token, tail, keep_alive)
+        )
+
+    async def _stream(
+        self, first: bytes, token: Callable[[int], bytes], tail: bytes, keep_alive: bool
+    ) -> None:
+        """Writes pre-framed HTTP chunks: the first event(s), one per token, the tail."""
         upstream = self._upstream
         shape = upstream.shape
         upstream.active_streams += 1
         try:
-            base = {
-                "id": f"chatcmpl-mock-{next(upstream.ids)}",
-                "object": "chat.completion.chunk",
-                "created": int(time.time()),
-                "model": model,
-            }
-
-            def chunk(delta: dict[str, str], finish: str | None = None) -> bytes:
-                choice = {"index": 0, "delta": delta, "finish_reason": finish}
-                return _event({**base, "choices": [choice]})
-
             extra = b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n"
             self._write(_head(b"200 OK", b"text/event-stream", extra, keep_alive) + b"\r\n")
-            self._write(chunk({"role": "assistant", "content": ""}))
+            self._write(first)
             for i in range(shape.stream_tokens):
                 await asyncio.sleep(shape.stream_interval_s)
-                self._write(chunk({"content": _token(i)}))
-            tail = chunk({}, "stop")
-            if include_usage:
-                tail += _event({**base, "choices": [], "usage": _usage(shape.stream_tokens)})
-            self._write(tail + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+                self._write(token(i))
+            self._write(tail + b"0\r\n\r\n")
         except ConnectionError:
             return
         finally:
@@ -262,19 +226,6 @@ class UpstreamProtocol(asyncio.Protocol):
         if transport is None or transport.is_closing():
             raise ConnectionResetError("client went away mid-stream")
         transport.write(data)
-
-
-def _content_length(lowered_head: bytes) -> int:
-    """Content-Length from a lower-cased request head; 0 when absent, -1 when malformed."""
-    at = lowered_head.find(b"\r\ncontent-length:")
-    if at < 0:
-        return 0
-    start = at + len(b"\r\ncontent-length:")
-    end = lowered_head.find(b"\r\n", start)
-    try:
-        return int(lowered_head[start : end if end >= 0 else None])
-    except ValueError:
-        return -1
 
 
 async def serve(host: str, port: int, shape: ReplyShape) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+import anthropic_path
 import orjson
 from load_result import describe
 from loadgen import LoadPlan, Probe, Target, run_load
@@ -53,10 +54,13 @@ class Options:
     processes: int
     markdown: bool
     markdown_out: Path | None
+    anthropic: bool = False
 
     @property
     def planned_s(self) -> float:
         runs = 2 * self.repeats * len(self.levels) * len(self.workers)
+        if self.anthropic:
+            runs += 2 * self.repeats * len(anthropic_path.LEVELS) * len(self.workers)
         return runs * (self.warmup_s + self.duration_s + PER_RUN_SETUP_S)
 
 
@@ -75,6 +79,11 @@ def parse_args(argv: list[str]) -> Options:
         "--markdown", action="store_true", help="also print a section for benchmarks/RESULTS.md"
     )
     parser.add_argument("--markdown-out", type=Path, help="write that section to this file")
+    parser.add_argument(
+        "--anthropic", action="store_true",
+        help="also measure the Anthropic path (mock Messages upstream) against the "
+        "OpenAI-compatible path through the same gateway, at concurrency 1",
+    )
     args = parser.parse_args(argv)
     levels = [Level(False, c) for c in dict.fromkeys(args.concurrency)]
     levels += [Level(True, c) for c in dict.fromkeys(args.stream_concurrency)]
@@ -87,6 +96,7 @@ def parse_args(argv: list[str]) -> Options:
         processes=args.processes,
         markdown=args.markdown,
         markdown_out=args.markdown_out,
+        anthropic=args.anthropic,
     )
     problem = _out_of_bounds(options)
     if problem:
@@ -109,9 +119,9 @@ def _out_of_bounds(o: Options) -> str | None:
     return None
 
 
-def check_gateway(port: int, key: str) -> str:
+def check_gateway(port: int, key: str, model: str = "bench") -> str:
     """One request through the gateway before measuring, so misconfiguration fails loudly."""
-    body = orjson.dumps({"model": "bench", "messages": [{"role": "user", "content": "hi"}]})
+    body = orjson.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}]})
     reply = http_call(port, "/v1/chat/completions", body, {"authorization": f"Bearer {key}"})
     if reply.status != 200:
         raise RuntimeError(
@@ -157,8 +167,9 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(options: Options) -> list[Outcome]:
+def run(options: Options) -> tuple[list[Outcome], list[anthropic_path.PathRun]]:
     outcomes: list[Outcome] = []
+    path_runs: list[anthropic_path.PathRun] = []
     with ExitStack() as stack:
         work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gw-overhead-")))
         mock_port = free_port()
@@ -180,10 +191,23 @@ def run(options: Options) -> list[Outcome]:
                 rig = Rig(mock_port, gateway_port, key, probe)
                 for level in options.levels:
                     outcomes.append(Outcome(w, level, measure_level(level, options, rig)))
-    return outcomes
+                if options.anthropic:
+                    check_gateway(gateway_port, key, anthropic_path.ANTHROPIC_MODEL)
+                    path_runs += anthropic_path.measure_paths(
+                        w, gateway_port, key, probe, duration_s=options.duration_s,
+                        warmup_s=options.warmup_s, repeats=options.repeats,
+                        processes=options.processes, progress=_progress,
+                    )
+    return outcomes, path_runs
 
 
-def report(options: Options, command: str, machine: Machine, outcomes: list[Outcome]) -> None:
+def report(
+    options: Options,
+    command: str,
+    machine: Machine,
+    outcomes: list[Outcome],
+    path_runs: list[anthropic_path.PathRun],
+) -> None:
     workers = options.workers
     print(
         f"\nGateway overhead: {options.duration_s:g} s per run after {options.warmup_s:g} s "
@@ -197,6 +221,8 @@ def report(options: Options, command: str, machine: Machine, outcomes: list[Outc
             print(render_text(headers, rows))
     for note in error_notes(outcomes):
         print(f"gateway errors: {note}")
+    if path_runs:
+        print(anthropic_path.report_text(path_runs))
     if options.markdown or options.markdown_out:
         info = RunInfo(
             machine=machine,
@@ -209,6 +235,8 @@ def report(options: Options, command: str, machine: Machine, outcomes: list[Outc
             stream_interval_ms=STREAM_INTERVAL_MS,
         )
         section = markdown_section(info, outcomes, workers)
+        if path_runs:
+            section += "\n\n" + anthropic_path.report_markdown(path_runs)
         if options.markdown:
             print("\n" + section)
         if options.markdown_out:
@@ -228,7 +256,7 @@ def main() -> int:
     started = time.monotonic()
     machine = describe_machine(BENCH_DIR.parent)  # before our own load raises the load average
     try:
-        outcomes = run(options)
+        outcomes, path_runs = run(options)
     except KeyboardInterrupt:
         _progress("interrupted; subprocesses stopped")
         return 130
@@ -238,7 +266,7 @@ def main() -> int:
     except (RuntimeError, TimeoutError, OSError) as exc:
         _progress(f"overhead benchmark failed: {exc}")
         return 1
-    report(options, command, machine, outcomes)
+    report(options, command, machine, outcomes, path_runs)
     _progress(f"total time {time.monotonic() - started:.0f} s")
     return 0
 

@@ -238,6 +238,16 @@ backends:
     zone: self_hosted
     context_window: 32768
     quality_tier: 2
+  # The same mock answering in Anthropic's Messages dialect (/v1/messages). Loopback, so it is
+  # self_hosted like the backend above: both paths route identically, only translation differs.
+  - name: mock-anthropic
+    provider: anthropic
+    base_url: http://{LOOPBACK}:{mock_port}
+    model: mock-model
+    zone: self_hosted
+    context_window: 32768
+    quality_tier: 2
 models:
   bench: [mock]
+  bench-anthropic: [mock-anthropic]
 """

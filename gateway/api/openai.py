@@ -45,7 +45,7 @@ async def _route(request: Request, endpoint: Endpoint) -> Response:
         assert not isinstance(streaming, Completed)
         return SSEResponse(streaming.body, streaming.headers)
     try:
-        result = await _cancel_on_disconnect(
+        result = await cancel_on_disconnect(
             request.receive, parts.routing.handle(tenant, route_request)
         )
     except ClientGone:
@@ -58,7 +58,7 @@ class ClientGone(Exception):
     pass
 
 
-async def _cancel_on_disconnect(
+async def cancel_on_disconnect(
     receive: Receive, work: Awaitable[Completed | Streaming]
 ) -> Completed | Streaming:
     """Run the dispatch; if the client hangs up first, cancel it (closing the upstream call)."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
+from typing import Protocol
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
-
-from gateway.routing.streaming import Relay
 
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -23,9 +23,17 @@ SSE_HEADERS = [
 ]
 
 
+class ClientStream(Protocol):
+    """What a streamed body is: the routing Relay, or a front door's re-encoding of it."""
+
+    def __aiter__(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
 class SSEResponse(Response):
     # A Response subclass so FastAPI passes it through untouched.
-    def __init__(self, relay: Relay, headers: dict[str, str]) -> None:
+    def __init__(self, relay: ClientStream, headers: dict[str, str]) -> None:
         self._relay = relay
         self.status_code = 200
         self.background = None

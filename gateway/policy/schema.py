@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
 from gateway.policy.rule_schema import RuleSpec
 
@@ -63,7 +63,7 @@ class SimulatorSpec(Strict):
 
 class BackendSpec(Strict):
     name: str = Field(pattern=NAME_PATTERN)
-    provider: Literal["vllm", "openai", "openai_compat"]
+    provider: Literal["vllm", "openai", "openai_compat", "azure", "anthropic"]
     base_url: HttpUrl
     model: str = Field(min_length=1, description="model name the upstream expects")
     zone: str = Field(default="self_hosted", pattern=r"^[a-z][a-z0-9_]*$")
@@ -75,6 +75,35 @@ class BackendSpec(Strict):
         default=None,
         pattern=r"^[A-Z_][A-Z0-9_]*$",
         description="name of the environment variable holding the key (never the key)",
+    )
+    auth: Literal["api_key", "bearer"] | None = Field(
+        default=None,
+        description="how the key is sent: api_key (Azure `api-key`, Anthropic `x-api-key`; "
+        "their default) or bearer (`Authorization: Bearer`: the default elsewhere, and for "
+        "Entra ID or OAuth tokens)",
+    )
+    deployment: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+        description="azure: deployment name for /openai/deployments/{deployment}/... URLs; "
+        "omit it for the v1 API (base_url ending in /openai/v1, model = deployment name)",
+    )
+    api_version: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9._-]{1,40}$",
+        description="azure: the api-version query parameter (required with deployment)",
+    )
+    anthropic_version: str | None = Field(
+        default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+        description="anthropic: the anthropic-version header (default 2023-06-01)",
+    )
+    default_max_tokens: int | None = Field(
+        default=None, ge=1,
+        description="anthropic: max_tokens sent when the client sets none (Anthropic requires "
+        "it; default 4096)",
+    )
+    max_tokens_field: Literal["auto", "max_tokens", "max_completion_tokens"] | None = Field(
+        default=None,
+        description="OpenAI family: the field that carries the client's token limit upstream; "
+        "auto (default) renames max_tokens to max_completion_tokens for o-series and gpt-5",
     )
     kv: KvSpec | None = None
     latency: LatencySpec | None = None
@@ -91,6 +120,26 @@ class BackendSpec(Strict):
         if url.username or url.password:
             raise ValueError("credentials do not belong in base_url; use api_key_env")
         return url
+
+    @model_validator(mode="after")
+    def _provider_fields_fit(self) -> BackendSpec:
+        only = {"deployment": "azure", "api_version": "azure",
+                "anthropic_version": "anthropic", "default_max_tokens": "anthropic"}
+        for name, provider in only.items():
+            if getattr(self, name) is not None and self.provider != provider:
+                raise ValueError(f"{name} applies to provider {provider} only")
+        if self.provider == "anthropic" and self.max_tokens_field is not None:
+            raise ValueError("max_tokens_field applies to OpenAI-family providers only")
+        if self.auth == "api_key" and self.provider not in ("azure", "anthropic"):
+            raise ValueError("auth: api_key applies to providers azure and anthropic only")
+        if self.provider == "azure":
+            path = (self.base_url.path or "").rstrip("/")
+            if self.deployment and not self.api_version:
+                raise ValueError("azure with a deployment needs api_version")
+            if not self.deployment and not path.endswith("/openai/v1"):
+                raise ValueError("azure needs a deployment (with api_version), or a base_url "
+                                 "ending in /openai/v1 for the v1 API")
+        return self
 
 
 class TenantSpec(Strict):

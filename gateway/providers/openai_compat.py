@@ -1,30 +1,70 @@
-"""OpenAI-compatible upstreams (vLLM, OpenAI, any `/v1/chat/completions` server) over aiohttp.
+"""OpenAI-compatible upstreams (vLLM, OpenAI, Azure, any `/v1/chat/completions` server), aiohttp.
 
 Why aiohttp and not httpx here: on this class of machine a pass-through proxy with httpx's
 default transport spent ~10x the CPU per request of the same proxy with aiohttp's client
 (see benchmarks/RESULTS.md). The request path is the one place that cost matters.
 
-One `ClientSession` (connection pool) per upstream base URL, created on first use inside the
-lifespan-owned provider and closed with it. The body is re-serialised once with orjson after
-the model name is swapped; every other field reaches the backend as the client sent it.
+What differs between members of the family (URL layout, auth header, body rules, stream
+quirks, error dialect) is a `Dialect`; the transport is the same. The body is re-serialised
+once with orjson after the dialect's changes; every other field reaches the backend as the
+client sent it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import AsyncIterator
 
-import aiohttp
 import orjson
 
-from gateway.errors import UpstreamFailed, UpstreamTimeout
+from gateway.errors import GatewayError
 from gateway.providers.base import DispatchError, UpstreamReply
-from gateway.providers.sse import SSESplitter
+from gateway.providers.event_stream import EventTranslator, UpstreamEventStream
+from gateway.providers.http_pool import (
+    TRANSPORT_ERRORS,
+    USER_AGENT,
+    SessionPool,
+    transport_error,
+)
+from gateway.providers.openai_hygiene import clean_for_openai, rename_max_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Backend, Endpoint, Payload, Usage
 
-USER_AGENT = "llm-routing-gateway/0.1"
+
+class Dialect:
+    """vLLM and other OpenAI-compatible servers: `{base_url}/{endpoint}`, bearer key, the body
+    as sent. Subclasses (OpenAI, Azure) override what their API does differently."""
+
+    def url(self, backend: Backend, endpoint: Endpoint) -> str:
+        return f"{backend.base_url}/{endpoint.value}"
+
+    def headers(self, backend: Backend, request_id: str) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "X-Request-Id": request_id,
+        }
+        key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
+        """Adjust the (copied) body in place for this upstream."""
+        if backend.max_tokens_field != "auto":
+            rename_max_tokens(body, backend.max_tokens_field)
+
+    def translator(self, backend: Backend) -> EventTranslator | None:
+        return None
+
+    def error(self, status: int, body: bytes, backend: Backend) -> tuple[GatewayError, bool]:
+        return normalise_upstream_error(status, body, backend.name)
+
+
+class OpenAIDialect(Dialect):
+    """api.openai.com: the same wire format, stricter about the body (openai_hygiene.py)."""
+
+    def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
+        clean_for_openai(body, backend)
 
 
 class OpenAICompatProvider:
@@ -34,48 +74,17 @@ class OpenAICompatProvider:
         connect_timeout_s: float = 5.0,
         read_timeout_s: float = 300.0,
         max_connections: int = 512,
+        dialect: Dialect | None = None,
     ) -> None:
-        self._connect_timeout_s = connect_timeout_s
-        self._read_timeout_s = read_timeout_s
-        self._max_connections = max_connections
-        self._sessions: dict[str, aiohttp.ClientSession] = {}
+        self._pool = SessionPool(
+            connect_timeout_s=connect_timeout_s,
+            read_timeout_s=read_timeout_s,
+            max_connections=max_connections,
+        )
+        self._dialect = dialect or Dialect()
 
-    def _session(self, backend: Backend) -> aiohttp.ClientSession:
-        session = self._sessions.get(backend.base_url)
-        if session is None or session.closed:
-            connector = aiohttp.TCPConnector(
-                limit=min(backend.max_connections, self._max_connections),
-                limit_per_host=0,
-                ttl_dns_cache=300,
-                keepalive_timeout=30,
-            )
-            timeout = aiohttp.ClientTimeout(
-                total=None,  # streams may legitimately run for minutes
-                connect=min(backend.connect_timeout_s, self._connect_timeout_s),
-                sock_read=min(backend.read_timeout_s, self._read_timeout_s),
-            )
-            session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=timeout,
-                skip_auto_headers=("User-Agent",),
-                raise_for_status=False,
-            )
-            self._sessions[backend.base_url] = session
-        return session
-
-    def _headers(self, backend: Backend, request_id: str) -> dict[str, str]:
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            "X-Request-Id": request_id,
-        }
-        if backend.api_key_env:
-            key = os.environ.get(backend.api_key_env)
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-        return headers
-
-    def _body(self, backend: Backend, payload: Payload, *, stream: bool) -> bytes:
+    def _body(self, backend: Backend, endpoint: Endpoint, payload: Payload, *,
+              stream: bool) -> bytes:
         body = dict(payload)
         body["model"] = backend.model
         if stream:
@@ -85,118 +94,56 @@ class OpenAICompatProvider:
             options = dict(options) if isinstance(options, dict) else {}
             options["include_usage"] = True
             body["stream_options"] = options
+        self._dialect.prepare(backend, endpoint, body)
         return orjson.dumps(body)
 
     async def complete(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamReply:
-        url = f"{backend.base_url}/{endpoint.value}"
+        dialect = self._dialect
         try:
-            async with self._session(backend).post(
-                url, data=self._body(backend, payload, stream=False),
-                headers=self._headers(backend, request_id),
+            async with self._pool.session(backend).post(
+                dialect.url(backend, endpoint),
+                data=self._body(backend, endpoint, payload, stream=False),
+                headers=dialect.headers(backend, request_id),
             ) as resp:
                 body = await resp.read()
                 status = resp.status
                 content_type = resp.headers.get("Content-Type", "application/json")
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise _transport_error(backend, exc) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(backend, exc) from exc
         if status >= 300:
-            err, retryable = normalise_upstream_error(status, body, backend.name)
+            err, retryable = dialect.error(status, body, backend)
             raise DispatchError(err, retryable=retryable, upstream_status=status)
         return UpstreamReply(body=body, usage=usage_from_body(body), content_type=content_type)
 
     async def stream(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
-    ) -> _AiohttpStream:
-        url = f"{backend.base_url}/{endpoint.value}"
-        session = self._session(backend)
+    ) -> UpstreamEventStream:
+        dialect = self._dialect
+        body = self._body(backend, endpoint, payload, stream=True)
         try:
-            resp = await session.post(
-                url, data=self._body(backend, payload, stream=True),
-                headers=self._headers(backend, request_id),
+            resp = await self._pool.session(backend).post(
+                dialect.url(backend, endpoint), data=body,
+                headers=dialect.headers(backend, request_id),
             )
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise _transport_error(backend, exc) from exc
+        except TRANSPORT_ERRORS as exc:
+            raise transport_error(backend, exc) from exc
         if resp.status >= 300:
             try:
-                body = await resp.read()
-            except (TimeoutError, aiohttp.ClientError, OSError):
-                body = b""
+                error_body = await resp.read()
+            except TRANSPORT_ERRORS:
+                error_body = b""
             finally:
                 resp.release()
-            err, retryable = normalise_upstream_error(resp.status, body, backend.name)
+            err, retryable = dialect.error(resp.status, error_body, backend)
             raise DispatchError(err, retryable=retryable, upstream_status=resp.status)
-        stream = _AiohttpStream(resp, backend)
+        stream = UpstreamEventStream(resp, backend, dialect.translator(backend))
         await stream.start()
         return stream
 
     async def aclose(self) -> None:
-        sessions, self._sessions = list(self._sessions.values()), {}
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
-
-
-class _AiohttpStream:
-    """Relays SSE data payloads from an aiohttp response, keeping the first one in hand."""
-
-    __slots__ = ("_backend", "_pending", "_resp", "_splitter", "first")
-
-    def __init__(self, resp: aiohttp.ClientResponse, backend: Backend) -> None:
-        self._resp = resp
-        self._backend = backend
-        self._splitter = SSESplitter()
-        self._pending: list[bytes] = []
-        self.first = b""
-
-    async def start(self) -> None:
-        """Wait for the first event: until it arrives, failing over is still invisible."""
-        try:
-            while not self._pending:
-                chunk = await self._resp.content.readany()
-                if not chunk:
-                    self._pending.extend(self._splitter.flush())
-                    if not self._pending:
-                        raise DispatchError(
-                            UpstreamFailed(f"backend {self._backend.name} closed an empty stream"),
-                            retryable=True,
-                        )
-                    break
-                self._pending.extend(self._splitter.feed(chunk))
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            self._resp.close()
-            raise _transport_error(self._backend, exc) from exc
-        except BaseException:
-            self._resp.close()
-            raise
-        self.first = self._pending.pop(0)
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        pending, self._pending = self._pending, []
-        for event in pending:
-            if event == b"[DONE]":
-                return
-            yield event
-        content = self._resp.content
-        while True:
-            try:
-                chunk = await content.readany()
-            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                raise _transport_error(self._backend, exc, mid_stream=True) from exc
-            if not chunk:
-                for event in self._splitter.flush():
-                    if event != b"[DONE]":
-                        yield event
-                return
-            for event in self._splitter.feed(chunk):
-                if event == b"[DONE]":
-                    return
-                yield event
-
-    async def aclose(self) -> None:
-        # close(), not release(): an unfinished stream must drop the connection so the
-        # upstream (vLLM) sees the disconnect and aborts the generation.
-        if not self._resp.closed:
-            self._resp.close()
+        await self._pool.aclose()
 
 
 def usage_from_body(body: bytes) -> Usage | None:
@@ -217,14 +164,3 @@ def usage_from_obj(usage: object) -> Usage | None:
         completion_tokens=int(usage.get("completion_tokens") or 0),
         cached_tokens=int(cached or 0),
     )
-
-
-def _transport_error(
-    backend: Backend, exc: BaseException, *, mid_stream: bool = False
-) -> DispatchError:
-    what = "stream broke" if mid_stream else "is unreachable"
-    if isinstance(exc, TimeoutError):
-        err: UpstreamFailed = UpstreamTimeout(f"backend {backend.name} timed out")
-    else:
-        err = UpstreamFailed(f"backend {backend.name} {what} ({type(exc).__name__})")
-    return DispatchError(err, retryable=not mid_stream)

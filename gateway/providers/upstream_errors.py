@@ -65,8 +65,10 @@ def normalise_upstream_error(status: int, body: bytes, backend: str) -> tuple[Ga
         )
         return err, True
     if status in MISCONFIGURED_STATUSES:
+        # A 401/403 body may quote (part of) the gateway's own key: never pass it on.
+        detail = f": {message}" if status == 404 else ""
         err = UpstreamFailed(
-            f"backend {backend} rejected the gateway's request (HTTP {status}): {message}",
+            f"backend {backend} rejected the gateway's request (HTTP {status}){detail}",
             code="upstream_misconfigured",
         )
         return err, True

@@ -41,3 +41,10 @@ def test_upstream_auth_failure_is_not_shown_as_the_clients_auth_failure():
 def test_plain_text_and_empty_bodies():
     assert parse_error_body(400, b"nope")[0] == "nope"
     assert parse_error_body(400, b"")[0] == "upstream returned HTTP 400"
+
+
+def test_an_upstream_auth_error_never_echoes_the_gateways_key():
+    body = b'{"error":{"message":"Incorrect API key provided: sk-proj-****abcd","code":"x"}}'
+    for status in (401, 403):
+        err, _ = normalise_upstream_error(status, body, "b")
+        assert "sk-proj" not in err.message and f"HTTP {status}" in err.message

@@ -1,0 +1,156 @@
+"""Anthropic Messages response → OpenAI chat completion, usage and errors (pure).
+
+Usage: Anthropic's `input_tokens` excludes cached tokens while OpenAI's `prompt_tokens`
+includes them, so prompt_tokens = input + cache_creation + cache_read, and
+`prompt_tokens_details.cached_tokens` = cache_read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from gateway.errors import GatewayError, UpstreamFailed, UpstreamRejected
+from gateway.providers.anthropic_request import JsonMode
+from gateway.providers.upstream_errors import normalise_upstream_error
+from gateway.types import Usage
+
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    # The model ran out of context mid-answer: a truncation, as `length` tells OpenAI clients.
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+# Anthropic error type → (OpenAI type, code) for errors about the request itself.
+_ERROR_TYPES = {
+    "invalid_request_error": ("invalid_request_error", None),
+    "request_too_large": ("invalid_request_error", "request_too_large"),
+    "not_found_error": ("invalid_request_error", "not_found"),
+    "permission_error": ("permission_error", None),
+    "authentication_error": ("invalid_request_error", "invalid_api_key"),
+    "billing_error": ("insufficient_quota", "insufficient_quota"),
+}
+
+
+def finish_reason(stop_reason: str | None, tool_calls: int) -> str:
+    if stop_reason == "tool_use" and not tool_calls:
+        return "stop"  # only the forced answer tool was called: to the client it is content
+    return FINISH_REASONS.get(stop_reason or "end_turn", "stop")
+
+
+def openai_usage(usage: Any) -> dict[str, Any]:
+    usage = usage if isinstance(usage, dict) else {}
+    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
+    prompt = int(usage.get("input_tokens") or 0) + cache_read + cache_write
+    completion = int(usage.get("output_tokens") or 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cache_read, "cache_write_tokens": cache_write},
+    }
+
+
+def gateway_usage(openai: dict[str, Any]) -> Usage:
+    return Usage(
+        prompt_tokens=openai["prompt_tokens"],
+        completion_tokens=openai["completion_tokens"],
+        cached_tokens=openai["prompt_tokens_details"]["cached_tokens"],
+    )
+
+
+def answer_text(tool_input: Any, json_mode: JsonMode) -> str:
+    """The forced answer tool's input, as the JSON text OpenAI would have put in content."""
+    if json_mode.wrapped and isinstance(tool_input, dict):
+        tool_input = tool_input.get("value")
+    return orjson.dumps(tool_input).decode()
+
+
+def to_chat_completion(
+    message: dict[str, Any], json_mode: JsonMode | None, created: int
+) -> tuple[bytes, Usage]:
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in message.get("content") or ():
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block.get("text") or "")
+        elif kind == "thinking":
+            reasoning.append(block.get("thinking") or "")
+        elif kind == "tool_use" and json_mode and block.get("name") == json_mode.tool_name:
+            texts.append(answer_text(block.get("input"), json_mode))
+        elif kind == "tool_use":
+            calls.append({
+                "id": block.get("id"),
+                "type": "function",
+                "function": {"name": block.get("name"),
+                             "arguments": orjson.dumps(block.get("input") or {}).decode()},
+            })
+    reply: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts or not calls
+                             else None}
+    if calls:
+        reply["tool_calls"] = calls
+    if reasoning:
+        reply["reasoning_content"] = "".join(reasoning)
+    stop_reason = message.get("stop_reason")
+    finish = finish_reason(stop_reason, len(calls))
+    if stop_reason == "refusal":
+        reply["refusal"] = reply["content"] or None
+    usage = openai_usage(message.get("usage"))
+    body = {
+        "id": f"chatcmpl-{message.get('id') or ''}",
+        "object": "chat.completion",
+        "created": created,
+        "model": message.get("model"),
+        "choices": [{"index": 0, "message": reply, "logprobs": None, "finish_reason": finish,
+                     # vLLM's field for the stop string that matched; front doors read it.
+                     "stop_reason": message.get("stop_sequence")}],
+        "usage": usage,
+    }
+    return orjson.dumps(body), gateway_usage(usage)
+
+
+def anthropic_error(status: int, body: bytes, backend: str) -> tuple[GatewayError, bool]:
+    """`{"type":"error","error":{"type","message"}}` → the client's error, and failover or not.
+
+    429 and 529 (overloaded) may succeed elsewhere; 401/403/404 concern the gateway's own key
+    or model name, so they fail over too and are never shown as the client's auth failure.
+    400 and 413 are about the request: same status, OpenAI's type and code.
+    """
+    kind, message = _error_fields(body)
+    if status == 529 or kind == "overloaded_error":
+        return UpstreamFailed(
+            f"backend {backend} is overloaded (HTTP {status}): {message}", code="overloaded"
+        ), True
+    if status == 429:
+        return UpstreamFailed(
+            f"backend {backend} rate-limited the gateway: {message}",
+            code="rate_limit_exceeded", status=429, error_type="rate_limit_error",
+        ), True
+    err, retryable = normalise_upstream_error(status, body, backend)
+    if retryable or kind not in _ERROR_TYPES:
+        return err, retryable
+    error_type, code = _ERROR_TYPES[kind]
+    return UpstreamRejected(
+        message, status=status if status in (400, 413) else 400, error_type=error_type,
+        code=code,
+    ), False
+
+
+def _error_fields(body: bytes) -> tuple[str | None, str]:
+    try:
+        obj = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        obj = None
+    inner = obj.get("error") if isinstance(obj, dict) else None
+    if isinstance(inner, dict):
+        kind = inner.get("type")
+        return (kind if isinstance(kind, str) else None), str(inner.get("message") or "")
+    return None, body.decode("utf-8", "replace").strip()[:500]
