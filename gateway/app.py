@@ -16,23 +16,25 @@ from multiprocessing import get_context
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from gateway.api import admin, health, openai
+from gateway.api import admin, health, messages, openai
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
 from gateway.audit.writer import AuditWriter, JsonLinesSink
 from gateway.budget.store import MemoryBudgetStore
-from gateway.classify.profiler import RequestClassifier
-from gateway.classify.tokens import TokenCounter
+from gateway.classify.standard import standard_classifier
 from gateway.components import Components
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
+from gateway.providers.anthropic import AnthropicProvider
+from gateway.providers.azure import AzureDialect
 from gateway.providers.base import Provider
-from gateway.providers.openai_compat import OpenAICompatProvider
+from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
 from gateway.routing.service import RoutingService
 from gateway.scraper.fleet import FleetState
 from gateway.settings import Settings
+from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.repository import TenantRepository
 
@@ -51,14 +53,29 @@ def create_app(
             await upgrade(engine)
         pepper = settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
         tenants = TenantRepository(engine, pepper)
-        policy_store = PolicyStore.fixed(policy) if policy else PolicyStore(settings.policy_path)
-        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
-        compat = OpenAICompatProvider(
-            connect_timeout_s=settings.upstream_connect_timeout_s,
-            read_timeout_s=settings.upstream_read_timeout_s,
-            max_connections=settings.upstream_max_connections,
+        metrics = GatewayMetrics()
+        policy_store = (
+            PolicyStore.fixed(policy) if policy
+            else PolicyStore(
+                settings.policy_path,
+                poll_interval_s=settings.policy_poll_interval_s,
+                on_reload=metrics.policy_reloaded,
+            )
         )
-        providers: dict[str, Provider] = {"vllm": compat, "openai": compat, "openai_compat": compat}
+        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        limits = {
+            "connect_timeout_s": settings.upstream_connect_timeout_s,
+            "read_timeout_s": settings.upstream_read_timeout_s,
+            "max_connections": settings.upstream_max_connections,
+        }
+        compat = OpenAICompatProvider(**limits)
+        providers: dict[str, Provider] = {
+            "vllm": compat,
+            "openai_compat": compat,
+            "openai": OpenAICompatProvider(**limits, dialect=OpenAIDialect()),
+            "azure": OpenAICompatProvider(**limits, dialect=AzureDialect()),
+            "anthropic": AnthropicProvider(**limits),
+        }
         fleet = FleetState(
             failures_to_open=settings.breaker_failures, cooldown_s=settings.breaker_cooldown_s
         )
@@ -66,7 +83,7 @@ def create_app(
         audit = AuditWriter(sink)
         # Large exact token counts run in another process: the encoder holds the GIL.
         token_pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
-        classifier = RequestClassifier(TokenCounter(executor=token_pool))
+        classifier = standard_classifier(token_pool)
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,
@@ -84,6 +101,8 @@ def create_app(
             fleet=fleet,
             audit=audit,
             routing=routing,
+            classifier=classifier,
+            metrics=metrics,
             redis=redis,
         )
         audit.start()
@@ -94,7 +113,8 @@ def create_app(
             await policy_store.stop()
             await audit.stop()
             sink.close()
-            await compat.aclose()
+            for provider in set(providers.values()):
+                await provider.aclose()
             token_pool.shutdown(wait=False, cancel_futures=True)
             if redis is not None:
                 await redis.aclose()
@@ -113,7 +133,8 @@ def create_app(
     )
     install_error_handlers(app)
     app.include_router(openai.router)
+    app.include_router(messages.router)
     app.include_router(admin.router)
     app.include_router(health.router)
     app.add_middleware(RequestIdMiddleware)
-    return HotPathApp(app, openai.HOT_ROUTES)
+    return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})

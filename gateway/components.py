@@ -8,10 +8,12 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.audit.writer import AuditWriter
+from gateway.classify.profiler import RequestClassifier
 from gateway.policy.store import PolicyStore
 from gateway.routing.service import RoutingService
 from gateway.scraper.fleet import FleetState
 from gateway.settings import Settings
+from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.repository import TenantRepository
 
@@ -26,4 +28,6 @@ class Components:
     fleet: FleetState
     audit: AuditWriter
     routing: RoutingService
+    classifier: RequestClassifier
+    metrics: GatewayMetrics
     redis: Redis | None = None

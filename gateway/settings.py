@@ -22,6 +22,7 @@ class Settings(BaseSettings):
     database_url: str = f"sqlite+aiosqlite:///{DEFAULT_STATE_DIR}/gateway.db"
     redis_url: str | None = None
     policy_path: Path = DEFAULT_POLICY
+    policy_poll_interval_s: float = Field(default=1.0, gt=0)
 
     admin_key: SecretStr | None = None
     # Optional HMAC pepper for API-key hashes: with it, a stolen database alone cannot even

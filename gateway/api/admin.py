@@ -5,14 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
+import orjson
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
 from gateway.api.auth import require_admin
+from gateway.api.parsing import parse_route_request
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
+from gateway.routing.explain import explain
 from gateway.tenancy.repository import TenantExists
+from gateway.types import Endpoint, TenantContext
 
 
 def _components(request: Request) -> Components:
@@ -114,6 +118,31 @@ async def revoke_key(key_id: str, parts: Admin) -> dict[str, bool]:
         raise NotFound(f"no active key with id {key_id!r}")
     parts.authenticator.invalidate()
     return {"revoked": True}
+
+
+class ExplainIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tenant: str
+    request: dict[str, object] = Field(description="the request body, as a client would send it")
+    endpoint: str = "chat/completions"
+    tags: list[str] = Field(default_factory=list)
+
+
+@router.post("/policy/explain")
+async def explain_route(body: ExplainIn, parts: Admin) -> dict[str, object]:
+    """What the running gateway would do with this request, and why (nothing is sent)."""
+    try:
+        endpoint = Endpoint(body.endpoint)
+    except ValueError:
+        raise InvalidRequest(f"unknown endpoint {body.endpoint!r}", param="endpoint") from None
+    route_request = parse_route_request(
+        orjson.dumps(body.request), endpoint, "explain", ",".join(body.tags) or None
+    )
+    row = await parts.tenants.get_tenant(body.tenant)
+    tenant = TenantContext(row.id if row else body.tenant, body.tenant, "-")
+    return await explain(
+        parts.classifier, parts.policy.current, tenant, route_request, parts.fleet.snapshot()
+    )
 
 
 @router.post("/policy/reload")

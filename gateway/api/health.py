@@ -41,3 +41,10 @@ async def ready(request: Request) -> Response:
     healthy = all(v.startswith("ok") for v in checks.values())
     body = orjson.dumps({"status": "ready" if healthy else "not_ready", "checks": checks})
     return Response(body, status_code=200 if healthy else 503, media_type="application/json")
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    parts: Components = request.app.state.components
+    parts.metrics.audit_backlog.set(parts.audit.backlog)
+    return Response(parts.metrics.render(), media_type="text/plain; version=0.0.4")

@@ -46,7 +46,13 @@ def decide(
             f"tenant {tenant.tenant_name!r} may not use model {request.model!r}",
             param="model", code="model_not_allowed",
         )
-    rule = next((r for r in policy.rules if r.matches(request, profile, tenant)), DEFAULT_RULE)
+    rule = DEFAULT_RULE
+    for candidate in policy.applicable_rules(
+        request.model, tenant.tenant_name, request.endpoint.value, request.tags
+    ):
+        if candidate.matches_profile(request, profile):
+            rule = candidate
+            break
     if rule.deny is not None:
         raise PermissionDenied(rule.deny, code="policy_denied")
 
@@ -63,22 +69,28 @@ def decide(
         pool, round_robin = found.backends, found.round_robin
 
     rejected: list[Rejection] = []
+    needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
     floor = rule.quality_floor(profile)
-    fits = [b for b in pool if _admissible(b, rule, profile, rejected, floor)]
+    fits = [b for b in pool if _admissible(b, rule, profile, needed, floor, rejected)]
     if not fits:
         raise _nothing_fits(request, rule, rejected)
 
     output = expected_output_tokens(profile)
-    good: list[Prediction] = []
+    good = [predict(backend, profile, fleet, output) for backend in fits]
     degraded: list[Prediction] = []
-    for backend in fits:
-        prediction = predict(backend, profile, fleet, output)
-        reason = _degraded_reason(prediction, rule, fleet)
-        if reason is None:
-            good.append(prediction)
-        else:
-            degraded.append(prediction)
-            rejected.append(Rejection(backend.name, reason))
+    if fleet.health or rule.ttft_s is not None or rule.tpot_s is not None:
+        ttft_max = rule.ttft_s if rule.ttft_s is not None else float("inf")
+        tpot_max = rule.tpot_s if rule.tpot_s is not None else float("inf")
+        keep = []
+        for p in good:
+            if p.ttft_s <= ttft_max and p.tpot_s <= tpot_max and (
+                not fleet.health or fleet.is_healthy(p.backend.name)
+            ):
+                keep.append(p)
+            else:
+                degraded.append(p)
+                rejected.append(Rejection(p.backend.name, _degraded_reason(p, rule, fleet)))
+        good = keep
 
     if rule.objective is not None:
         good = order(good, rule.objective)
@@ -88,10 +100,13 @@ def decide(
         good = good[start:] + good[:start]
     ordered = [p.backend for p in _preferred_first(good, rule.prefer) + degraded]
 
-    for name in rule.fallbacks:
-        backend = policy.backends[name]
-        if backend not in ordered and _admissible(backend, rule, profile, rejected, 0):
-            ordered.append(backend)
+    if rule.fallbacks:
+        present = {b.name for b in ordered}
+        for name in rule.fallbacks:
+            backend = policy.backends[name]
+            if name not in present and _admissible(backend, rule, profile, needed, 0, rejected):
+                ordered.append(backend)
+                present.add(name)
     if rule.max_fallbacks is not None:
         ordered = ordered[: 1 + rule.max_fallbacks]
 
@@ -112,43 +127,51 @@ def decide(
 
 
 def _admissible(
-    backend: Backend, rule: Rule, profile: Profile, rejected: list[Rejection], floor: int
+    backend: Backend,
+    rule: Rule,
+    profile: Profile,
+    needed: int,
+    floor: int,
+    rejected: list[Rejection],
 ) -> bool:
-    reason = None
-    if rule.allow_zones is not None and backend.zone not in rule.allow_zones:
+    # The common case (everything passes) costs four comparisons; reasons are only
+    # formatted for the rejected.
+    zones, names = rule.allow_zones, rule.allow_backends
+    if (
+        (zones is None or backend.zone in zones)
+        and (names is None or backend.name in names)
+        and needed <= backend.context_window
+        and backend.quality_tier >= floor
+    ):
+        return True
+    if zones is not None and backend.zone not in zones:
         reason = f"zone {backend.zone} not allowed by rule {rule.name}"
-    elif rule.allow_backends is not None and backend.name not in rule.allow_backends:
+    elif names is not None and backend.name not in names:
         reason = f"not in rule {rule.name}'s allowed backends"
+    elif needed > backend.context_window:
+        reason = (
+            f"{CONTEXT} {backend.context_window} < prompt {profile.prompt_tokens}"
+            f" + max_tokens {profile.max_output_tokens or 0}"
+        )
     else:
-        needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
-        if needed > backend.context_window:
-            reason = (
-                f"{CONTEXT} {backend.context_window} < prompt {profile.prompt_tokens}"
-                f" + max_tokens {profile.max_output_tokens or 0}"
-            )
-        elif backend.quality_tier < floor:
-            reason = f"quality tier {backend.quality_tier} below the floor {floor}"
-    if reason is not None:
-        rejected.append(Rejection(backend.name, reason))
-        return False
-    return True
+        reason = f"quality tier {backend.quality_tier} below the floor {floor}"
+    rejected.append(Rejection(backend.name, reason))
+    return False
 
 
-def _degraded_reason(prediction: Prediction, rule: Rule, fleet: FleetSnapshot) -> str | None:
-    name = prediction.backend.name
-    if fleet.health and not fleet.is_healthy(name):
+def _degraded_reason(prediction: Prediction, rule: Rule, fleet: FleetSnapshot) -> str:
+    if fleet.health and not fleet.is_healthy(prediction.backend.name):
         return "unhealthy: circuit open"
     if rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
         return (
-            f"predicted TTFT {prediction.ttft_s * 1000:.0f} ms over target "
-            f"{rule.ttft_s * 1000:.0f} ms"
+            f"predicted TTFT {round(prediction.ttft_s * 1000)} ms over target "
+            f"{round(rule.ttft_s * 1000)} ms"
         )
-    if rule.tpot_s is not None and prediction.tpot_s > rule.tpot_s:
-        return (
-            f"predicted time per token {prediction.tpot_s * 1000:.1f} ms over target "
-            f"{rule.tpot_s * 1000:.1f} ms"
-        )
-    return None
+    assert rule.tpot_s is not None
+    return (
+        f"predicted time per token {round(prediction.tpot_s * 1e6)} µs over target "
+        f"{round(rule.tpot_s * 1e6)} µs"
+    )
 
 
 def _preferred_first(predictions: list[Prediction], prefer: tuple[str, ...]) -> list[Prediction]:

@@ -56,6 +56,23 @@ class PolicySet:
     simulators: dict[str, SimulatorSpec] = field(default_factory=dict)
     source: str = "<memory>"
     rules: tuple[Rule, ...] = ()
+    # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
+    # name a tenant, model, endpoint or tag, so per request few need their content checked.
+    _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def applicable_rules(
+        self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...] = ()
+    ) -> tuple[Rule, ...]:
+        key = (model, tenant, endpoint, tags)
+        found = self._applicable.get(key)
+        if found is None:
+            if len(self._applicable) >= 10_000:  # bounded: names and tags come from clients
+                self._applicable.clear()
+            found = tuple(r for r in self.rules if r.applies_to(model, tenant, endpoint, tags))
+            self._applicable[key] = found
+        return found
 
     def public_models(self) -> list[str]:
         """Names a client may send: virtual pools first, then every backend by name."""
@@ -154,6 +171,13 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         max_connections=spec.max_connections or 512,
         ttft_s=ttft_s,
         tpot_s=tpot_s,
+        api_version=spec.api_version,
+        deployment=spec.deployment,
+        # Azure and Anthropic send keys in their own headers unless told it is a bearer token.
+        auth=spec.auth or ("api_key" if spec.provider in ("azure", "anthropic") else "bearer"),
+        anthropic_version=spec.anthropic_version,
+        default_max_tokens=spec.default_max_tokens,
+        max_tokens_field=spec.max_tokens_field or "auto",
     )
 
 

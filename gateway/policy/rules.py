@@ -98,18 +98,25 @@ class Rule:
     max_fallbacks: int | None
 
     def matches(self, request: RouteRequest, profile: Profile, tenant: TenantContext) -> bool:
-        if self.models is not None and request.model not in self.models:
-            return False
-        if self.tenants is not None and tenant.tenant_name not in self.tenants:
-            return False
-        if self.endpoints is not None and request.endpoint.value not in self.endpoints:
-            return False
+        return self.applies_to(
+            request.model, tenant.tenant_name, request.endpoint.value, request.tags
+        ) and self.matches_profile(request, profile)
+
+    def applies_to(self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...]) -> bool:
+        """The conditions on who asks for what, not on the content (cacheable per key)."""
+        return (
+            (self.models is None or model in self.models)
+            and (self.tenants is None or tenant in self.tenants)
+            and (self.endpoints is None or endpoint in self.endpoints)
+            and (self.tags is None or not self.tags.isdisjoint(tags))
+        )
+
+    def matches_profile(self, request: RouteRequest, profile: Profile) -> bool:
+        """The conditions that depend on the request's content."""
         if self.sensitivity is not None:
             found = profile.sensitivity or (NO_FINDINGS,)
             if self.sensitivity.isdisjoint(found):
                 return False
-        if self.tags is not None and self.tags.isdisjoint(request.tags):
-            return False
         if self.complexity is not None or self.p_strong is not None:
             complexity = profile.complexity
             if complexity is None:

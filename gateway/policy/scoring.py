@@ -7,7 +7,7 @@ length when larger (a 4,096-token cap rarely means a 4,096-token answer).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gateway.policy.rules import Objective
 from gateway.types import Backend, FleetSnapshot, Profile
@@ -15,8 +15,8 @@ from gateway.types import Backend, FleetSnapshot, Profile
 TYPICAL_OUTPUT_TOKENS = 256
 
 
-@dataclass(frozen=True, slots=True)
-class Prediction:
+class Prediction(NamedTuple):
+    # A tuple, not a dataclass: decide() builds one per candidate per request.
     backend: Backend
     cost_micro_usd: int
     ttft_s: float
@@ -31,10 +31,15 @@ def expected_output_tokens(profile: Profile) -> int:
 
 def predict(backend: Backend, profile: Profile, fleet: FleetSnapshot, output: int) -> Prediction:
     measured = fleet.latency.get(backend.name) if fleet.latency else None
-    ttft = measured.ttft_s if measured is not None else backend.ttft_s
-    tpot = measured.tpot_s if measured is not None else backend.tpot_s
+    if measured is None:
+        ttft, tpot = backend.ttft_s, backend.tpot_s
+    else:
+        ttft, tpot = measured.ttft_s, measured.tpot_s
     price = backend.price
-    cost = price.cost_micro_usd(profile.prompt_tokens, output) if price is not None else 0
+    cost = (
+        round(profile.prompt_tokens * price.input_usd + output * price.output_usd)
+        if price is not None else 0
+    )
     return Prediction(backend, cost, ttft, tpot, ttft + tpot * output)
 
 
@@ -43,18 +48,33 @@ def order(predictions: list[Prediction], objective: Objective) -> list[Predictio
     compare like with like; ties keep the policy's order (sorted() is stable)."""
     if len(predictions) < 2:
         return predictions
+    if objective.latency == 0 and objective.quality == 0:
+        return sorted(predictions, key=_by_cost)
+    if objective.cost == 0 and objective.quality == 0:
+        return sorted(predictions, key=_by_time)
     costs = [p.cost_micro_usd for p in predictions]
     times = [p.total_s for p in predictions]
     tiers = [p.backend.quality_tier for p in predictions]
     low_cost, cost_span = min(costs), (max(costs) - min(costs)) or 1
     low_time, time_span = min(times), (max(times) - min(times)) or 1.0
     high_tier, tier_span = max(tiers), (max(tiers) - min(tiers)) or 1
+    w_cost = objective.cost / cost_span
+    w_time = objective.latency / time_span
+    w_tier = objective.quality / tier_span
 
     def score(p: Prediction) -> float:
         return (
-            objective.cost * (p.cost_micro_usd - low_cost) / cost_span
-            + objective.latency * (p.total_s - low_time) / time_span
-            + objective.quality * (high_tier - p.backend.quality_tier) / tier_span
+            w_cost * (p.cost_micro_usd - low_cost)
+            + w_time * (p.total_s - low_time)
+            + w_tier * (high_tier - p.backend.quality_tier)
         )
 
     return sorted(predictions, key=score)
+
+
+def _by_cost(p: Prediction) -> int:
+    return p.cost_micro_usd
+
+
+def _by_time(p: Prediction) -> float:
+    return p.total_s

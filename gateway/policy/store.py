@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
@@ -16,10 +17,17 @@ log = logging.getLogger("gateway.policy")
 
 
 class PolicyStore:
-    def __init__(self, path: Path, *, poll_interval_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        poll_interval_s: float = 1.0,
+        on_reload: Callable[[bool], None] | None = None,
+    ) -> None:
         self._path = path
         self._poll_interval_s = poll_interval_s
-        self._mtime_ns = self._stat()
+        self._on_reload = on_reload
+        self._signature = self._stat()
         self.current: PolicySet = load_policy(path)
         self._task: asyncio.Task[None] | None = None
 
@@ -29,16 +37,20 @@ class PolicyStore:
         store = cls.__new__(cls)
         store._path = None  # type: ignore[assignment]
         store._poll_interval_s = 0.0
-        store._mtime_ns = None
+        store._signature = None
         store.current = policy
         store._task = None
+        store._on_reload = None
         return store
 
-    def _stat(self) -> int | None:
+    def _stat(self) -> tuple[int, int] | None:
+        # Size as well as mtime: a file written in two steps within one clock tick still
+        # looks changed once it is complete.
         try:
-            return self._path.stat().st_mtime_ns
+            stat = self._path.stat()
         except OSError:
             return None
+        return stat.st_mtime_ns, stat.st_size
 
     def reload(self) -> bool:
         """Load the file again; True if a new policy is now in force."""
@@ -46,10 +58,18 @@ class PolicyStore:
             policy = load_policy(self._path)
         except PolicyError as exc:
             log.error("policy reload rejected, keeping the running policy:\n%s", exc)
+            self._report(False)
             return False
+        # One reference swap: a request already routing holds the old policy object and
+        # finishes on it; every later request sees the new one.
         self.current = policy
         log.info("policy reloaded from %s", self._path)
+        self._report(True)
         return True
+
+    def _report(self, ok: bool) -> None:
+        if self._on_reload is not None:
+            self._on_reload(ok)
 
     def start(self) -> None:
         if self._path is not None and self._poll_interval_s > 0:
@@ -66,7 +86,8 @@ class PolicyStore:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(self._poll_interval_s)
-            mtime = self._stat()
-            if mtime is not None and mtime != self._mtime_ns:
-                self._mtime_ns = mtime
-                self.reload()
+            signature = self._stat()
+            if signature is not None and signature != self._signature:
+                self._signature = signature
+                # Parsing a large policy takes milliseconds: do it off the event loop.
+                await asyncio.to_thread(self.reload)

@@ -1,0 +1,16 @@
+"""The classifier the gateway ships with: exact tokens, the trained complexity model and the
+built-in sensitivity detectors. Built by the composition root and the CLI, nowhere else."""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+
+from gateway.classify.complexity import ComplexityModel
+from gateway.classify.profiler import RequestClassifier
+from gateway.classify.tokens import TokenCounter
+
+
+def standard_classifier(executor: Executor | None = None) -> RequestClassifier:
+    return RequestClassifier(
+        TokenCounter(executor=executor), ComplexityModel.load()
+    )

@@ -1,0 +1,96 @@
+"""Explain a route without sending anything: classify the request, decide, and describe why.
+
+Used by `gateway policy explain` and `POST /admin/policy/explain`; the same classify and
+decide steps as the request path, so what it says is what the gateway would do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.budget.pricing import format_usd
+from gateway.classify.profiler import RequestClassifier
+from gateway.errors import GatewayError
+from gateway.policy.engine import decide
+from gateway.policy.loader import PolicySet
+from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext
+
+
+async def explain(
+    classifier: RequestClassifier,
+    policy: PolicySet,
+    tenant: TenantContext,
+    request: RouteRequest,
+    fleet: FleetSnapshot | None = None,
+) -> dict[str, Any]:
+    profile = await classifier.profile(
+        request, policy.token_thresholds(request.model, request.max_output_tokens)
+    )
+    out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
+                           "profile": describe_profile(profile)}
+    try:
+        decision = decide(request, profile, tenant, fleet or FleetSnapshot(), policy)
+    except GatewayError as exc:
+        out["outcome"] = "refused"
+        out["error"] = exc.to_dict()["error"] | {"status": exc.status}
+        return out
+    out |= {
+        "outcome": "routed",
+        "rule": decision.rule,
+        "objective": decision.objective,
+        "primary": decision.primary.name,
+        "fallbacks": [b.name for b in decision.fallbacks],
+        "redact": decision.redact,
+        "predicted": {
+            "cost_usd": format_usd(decision.predicted_cost_micro_usd),
+            "ttft_ms": round(decision.predicted_ttft_s * 1000, 1),
+            "total_ms": round(decision.predicted_total_s * 1000, 1),
+        },
+        "rejected": [{"backend": r.backend, "reason": r.reason} for r in decision.rejected],
+    }
+    return out
+
+
+def describe_profile(profile: Profile) -> dict[str, Any]:
+    return {
+        "prompt_tokens": profile.prompt_tokens,
+        "prompt_tokens_exact": profile.prompt_tokens_exact,
+        "max_output_tokens": profile.max_output_tokens,
+        "complexity": {"p_strong": round(profile.complexity.p_strong, 4),
+                       "class": profile.complexity.label} if profile.complexity else None,
+        "sensitivity": list(profile.sensitivity),
+        "findings": [{"type": s.type, "start": s.start, "end": s.end} for s in profile.spans],
+    }
+
+
+def render_table(result: dict[str, Any]) -> str:
+    """The explanation as plain text for a terminal."""
+    p = result["profile"]
+    complexity = p["complexity"]
+    lines = [
+        f"model      {result['model']}   tenant {result['tenant']}",
+        f"profile    {p['prompt_tokens']} prompt tokens"
+        f"{'' if p['prompt_tokens_exact'] else ' (estimate; bound proves no threshold crossed)'}"
+        f", max_tokens {p['max_output_tokens'] or '-'}"
+        + (f", complexity {complexity['class']} (p_strong {complexity['p_strong']})"
+           if complexity else "")
+        + f", sensitivity {', '.join(p['sensitivity']) or 'none'}",
+    ]
+    if result["outcome"] == "refused":
+        err = result["error"]
+        lines.append(f"REFUSED    {err['status']} {err['code'] or err['type']}: {err['message']}")
+        return "\n".join(lines)
+    pred = result["predicted"]
+    lines += [
+        f"rule       {result['rule']}" + (f"  (objective {result['objective']})"
+                                          if result["objective"] else ""),
+        f"primary    {result['primary']}   predicted ${pred['cost_usd']}, "
+        f"TTFT {pred['ttft_ms']} ms, total {pred['total_ms']} ms"
+        + ("   [redacted before leaving self_hosted]" if result["redact"] else ""),
+        f"fallbacks  {', '.join(result['fallbacks']) or '-'}",
+    ]
+    if result["rejected"]:
+        width = max(len(r["backend"]) for r in result["rejected"])
+        lines.append("rejected")
+        lines += [f"  {r['backend']:<{width}}  {r['reason']}" for r in result["rejected"]]
+    return "\n".join(lines)

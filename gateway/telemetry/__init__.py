@@ -1,0 +1,1 @@
+"""The gateway's own telemetry (emitted, not ingested): Prometheus metrics and traces."""
