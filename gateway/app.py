@@ -7,6 +7,7 @@ Nothing else constructs engines, clients, stores or writers; handlers reach them
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +23,7 @@ from gateway.api.hot_path import HotPathApp
 from gateway.audit.writer import AuditWriter, JsonLinesSink
 from gateway.budget.store import MemoryBudgetStore
 from gateway.classify.standard import standard_classifier
+from gateway.classify.tokens import count_many
 from gateway.components import Components
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
@@ -81,9 +83,16 @@ def create_app(
         )
         sink = JsonLinesSink(settings.audit_log_path)
         audit = AuditWriter(sink)
-        # Large exact token counts run in another process: the encoder holds the GIL.
-        token_pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
-        classifier = standard_classifier(token_pool)
+        # Large exact token counts run in other processes (the encoder holds the GIL); two,
+        # so a 128K-token prompt is counted in halves in parallel.
+        token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
+        classifier = standard_classifier(token_pool, parallelism=2)
+        # Start both processes and load their vocabularies now, not on a user's request.
+        warm_up = asyncio.gather(*(
+            asyncio.get_running_loop().run_in_executor(token_pool, count_many, ["warm"],
+                                                       "o200k_base")
+            for _ in range(2)
+        ))
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,
@@ -115,6 +124,7 @@ def create_app(
             sink.close()
             for provider in set(providers.values()):
                 await provider.aclose()
+            warm_up.cancel()
             token_pool.shutdown(wait=False, cancel_futures=True)
             if redis is not None:
                 await redis.aclose()

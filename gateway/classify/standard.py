@@ -10,7 +10,9 @@ from gateway.classify.profiler import RequestClassifier
 from gateway.classify.tokens import TokenCounter
 
 
-def standard_classifier(executor: Executor | None = None) -> RequestClassifier:
+def standard_classifier(
+    executor: Executor | None = None, parallelism: int = 1
+) -> RequestClassifier:
     return RequestClassifier(
-        TokenCounter(executor=executor), ComplexityModel.load()
+        TokenCounter(executor=executor, parallelism=parallelism), ComplexityModel.load()
     )

@@ -17,6 +17,7 @@ tiktoken's; nothing is fetched). Exact counting costs ~0.2 µs per token and hol
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
@@ -38,6 +39,11 @@ REPLY_PRIMER_TOKENS = 3
 TOOLS_PREAMBLE_TOKENS = 12
 ESTIMATE_BYTES_PER_TOKEN = 3.6
 INLINE_LIMIT_BYTES = 32 * 1024  # ≈ 1.5 ms of encoding: above this, count off the loop
+PARALLEL_MIN_BYTES = 128 * 1024  # above this, split the work across the pool's processes
+# No pre-token of the cl100k/o200k patterns spans a newline followed by a character that is
+# neither whitespace nor '/' (punctuation may absorb newlines and slashes after it), so text
+# split there tokenizes to exactly the sum of its parts.
+SAFE_SPLIT = re.compile(r"\n(?=[^\s/])")
 CACHE_ENTRIES = 4096
 CACHE_MIN_BYTES = 256  # short strings are cheaper to count than to hash and look up
 
@@ -145,9 +151,11 @@ class TokenCounter:
         *,
         executor: Executor | None = None,
         inline_limit_bytes: int = INLINE_LIMIT_BYTES,
+        parallelism: int = 1,
     ) -> None:
         self.encoding_name = encoding_name
         self._executor = executor
+        self._parallelism = parallelism
         self._inline_limit = inline_limit_bytes
         self._cache: OrderedDict[str, int] = OrderedDict()
         encoding(encoding_name)  # load the vocabulary now, not on the first request
@@ -173,10 +181,7 @@ class TokenCounter:
         pending_bytes = sum(utf8_len(t) for t in pending)
         if pending:
             if self._executor is not None and pending_bytes > self._inline_limit:
-                loop = asyncio.get_running_loop()
-                counts = await loop.run_in_executor(
-                    self._executor, count_many, pending, self.encoding_name
-                )
+                counts = await self._count_off_loop(pending, pending_bytes)
             else:
                 counts = count_many(pending, self.encoding_name)
             for text, n in zip(pending, counts, strict=True):
@@ -185,10 +190,51 @@ class TokenCounter:
                     self._remember(text, n)
         return TokenCount(tokens, upper, exact=True)
 
+    async def _count_off_loop(self, texts: list[str], total_bytes: int) -> list[int]:
+        loop = asyncio.get_running_loop()
+        assert self._executor is not None
+        if total_bytes < PARALLEL_MIN_BYTES or self._parallelism < 2:
+            return await loop.run_in_executor(
+                self._executor, count_many, texts, self.encoding_name
+            )
+        # Split every text at safe boundaries into one share per process; sum the parts.
+        shares: list[list[tuple[int, str]]] = [[] for _ in range(self._parallelism)]
+        for index, text in enumerate(texts):
+            for part, piece in enumerate(split_exact(text, self._parallelism)):
+                shares[part].append((index, piece))
+        results = await asyncio.gather(*(
+            loop.run_in_executor(
+                self._executor, count_many, [piece for _, piece in share], self.encoding_name
+            )
+            for share in shares if share
+        ))
+        counts = [0] * len(texts)
+        for share, result in zip([s for s in shares if s], results, strict=True):
+            for (index, _), n in zip(share, result, strict=True):
+                counts[index] += n
+        return counts
+
     def _remember(self, text: str, tokens: int) -> None:
         self._cache[text] = tokens
         if len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)
+
+
+def split_exact(text: str, parts: int) -> list[str]:
+    """Up to `parts` consecutive pieces of similar size whose token counts sum to the text's."""
+    if parts < 2 or len(text) < 2 * 4096:
+        return [text]
+    pieces = []
+    start = 0
+    for k in range(1, parts):
+        target = len(text) * k // parts
+        match = SAFE_SPLIT.search(text, max(target, start))
+        if match is None:
+            break
+        pieces.append(text[start : match.end()])
+        start = match.end()
+    pieces.append(text[start:])
+    return [p for p in pieces if p]
 
 
 def count_many(texts: Iterable[str], encoding_name: str) -> list[int]:

@@ -101,3 +101,18 @@ def test_image_tokens_follow_openais_tiling() -> None:
     assert image_tokens({"url": _png(1024, 1024), "detail": "low"}) == BASE_TOKENS
     assert image_tokens({"url": "https://example.com/cat.png"}) == MAX_TOKENS
     assert image_tokens({"url": "data:image/png;base64,!!!"}) == MAX_TOKENS
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([
+    "def f(x):\n", "    return x\n", "\n", "  \n", "Hello world. ", "/path/to\n", ".\n/",
+    "a, b; c\n", "🙂 ", "\t\n", "12345\n", "x", " ", "—", "\r\n", "/", "'s\n", ">>\n",
+]), min_size=1, max_size=400), st.integers(min_value=2, max_value=4))
+def test_safe_splits_count_exactly(pieces: list[str], parts: int) -> None:
+    from gateway.classify.tokens import split_exact
+
+    text = "".join(pieces) * 20
+    split = split_exact(text, parts)
+    assert "".join(split) == text
+    for enc in ("o200k_base", "cl100k_base"):
+        assert sum(count_text(p, enc) for p in split) == count_text(text, enc)

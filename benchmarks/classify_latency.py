@@ -1,0 +1,89 @@
+"""Latency of the whole classify step (tokens + complexity + sensitivity) by prompt size.
+
+    python benchmarks/classify_latency.py [--calls 300]
+
+Targets: p99 ≤ 1 ms at 2K tokens, ≤ 30 ms at 128K. Prompts are English prose with code and
+a few identifiers (realistic for a scanner: most text has nothing to find, some does), sized
+with the o200k encoding. The policy thresholds are a typical fleet's context windows (8K,
+32K, 128K) less 256 output tokens, so small prompts are decided by the proven byte bound and
+large ones are counted exactly in the process pool the gateway uses. Each size is timed
+twice: a first sight of the text, and the same text again (chat clients resend history,
+and exact counts are cached per text).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+from gateway.classify.standard import standard_classifier
+from gateway.classify.tokens import count_text
+from gateway.types import Endpoint, RouteRequest
+
+THRESHOLDS = (8192 - 256, 32768 - 256, 128000 - 256)
+SIZES = (200, 2_000, 32_000, 128_000)
+SOURCE_FILES = ("README.md", "gateway/routing/service.py", "gateway/policy/engine.py")
+SPRINKLE = ("Contact me at jane.roe@example.org or +44 20 7946 0958 about invoice 4471. ",
+            "Server 10.20.30.40 logged the failure at 03:14. ")
+
+
+def corpus() -> str:
+    root = Path(__file__).resolve().parents[1]
+    parts = [(root / f).read_text() for f in SOURCE_FILES]
+    return "\n".join(p + SPRINKLE[i % 2] for i, p in enumerate(parts))
+
+
+def prompt_of(tokens: int, base: str, salt: int) -> str:
+    text = f"[{salt}] "
+    while count_text(text) < tokens:
+        text += base
+    # trim to the size (binary search on characters would be exact; proportional is close)
+    ratio = tokens / count_text(text)
+    return text[: int(len(text) * ratio)]
+
+
+async def measure(calls: int) -> list[tuple[int, str, float, float]]:
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
+    classifier = standard_classifier(pool, parallelism=2)  # as gateway/app.py builds it
+    base = corpus()
+    rows = []
+    try:
+        await classifier.profile(RouteRequest("w", Endpoint.CHAT, "m", {
+            "messages": [{"role": "user", "content": prompt_of(40_000, base, 0)}]}), THRESHOLDS)
+        for size in SIZES:
+            n = calls if size <= 2_000 else max(20, calls // 10)
+            prompts = [prompt_of(size, base, i) for i in range(n)]
+            for label in ("first sight", "repeated"):
+                samples = []
+                for text in prompts:
+                    request = RouteRequest("r", Endpoint.CHAT, "m", {
+                        "messages": [{"role": "system", "content": "You are helpful."},
+                                     {"role": "user", "content": text}]})
+                    start = time.perf_counter()
+                    await classifier.profile(request, THRESHOLDS)
+                    samples.append((time.perf_counter() - start) * 1000)
+                samples.sort()
+                p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
+                rows.append((size, label, statistics.median(samples), p99))
+    finally:
+        pool.shutdown()
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    args = parser.parse_args()
+    rows = asyncio.run(measure(max(20, min(args.calls, 5000))))
+    print(f"{'prompt tokens':>13}  {'text':<12} {'p50 ms':>8} {'p99 ms':>8}")
+    for size, label, p50, p99 in rows:
+        print(f"{size:>13,}  {label:<12} {p50:>8.3f} {p99:>8.3f}")
+
+
+if __name__ == "__main__":
+    main()
