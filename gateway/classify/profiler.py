@@ -8,10 +8,16 @@ deployments can swap their implementations.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from concurrent.futures import Executor
+from functools import lru_cache
 from typing import Protocol
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
+from gateway.classify.payload_text import redact_chat_payload
+from gateway.classify.redaction import RedactionMap, redact
+from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.types import Complexity, Endpoint, Payload, Profile, RouteRequest, SensitiveSpan
 
@@ -26,16 +32,35 @@ class SensitivityDetector(Protocol):
     def scan(self, text: str) -> list[SensitiveSpan]: ...
 
 
+# Above this many characters the scan (~0.3 µs per character) runs in the worker processes,
+# never on the event loop.
+SCAN_INLINE_CHARS = 32 * 1024
+
+
 class RequestClassifier:
     def __init__(
         self,
         tokens: TokenCounter,
         complexity: ComplexityEstimator | None = None,
         sensitivity: SensitivityDetector | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self._tokens = tokens
         self._complexity = complexity
         self._sensitivity = sensitivity
+        self._executor = executor  # for large scans: must run the built-in detectors
+
+    def redact(self, request: RouteRequest) -> tuple[Payload, RedactionMap]:
+        """The payload with every sensitive span replaced by a typed placeholder."""
+        assert self._sensitivity is not None, "redaction needs a sensitivity detector"
+        if request.endpoint is Endpoint.CHAT:
+            return redact_chat_payload(request.payload, self._sensitivity)
+        field = "prompt" if request.endpoint is Endpoint.COMPLETIONS else "input"
+        value = request.payload.get(field)
+        if not isinstance(value, str):
+            return request.payload, RedactionMap()
+        text, mapping = redact(value, self._sensitivity.scan(value))
+        return {**request.payload, field: text}, mapping
 
     async def profile(
         self,
@@ -52,7 +77,12 @@ class RequestClassifier:
             complexity = Complexity(p, classify(p, complexity_thresholds))
         spans: tuple[SensitiveSpan, ...] = ()
         if self._sensitivity is not None:
-            spans = tuple(self._sensitivity.scan(scan_text(request.endpoint, request.payload)))
+            text = scan_text(request.endpoint, request.payload)
+            if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
+                loop = asyncio.get_running_loop()
+                spans = tuple(await loop.run_in_executor(self._executor, scan_in_worker, text))
+            else:
+                spans = tuple(self._sensitivity.scan(text))
         return Profile(
             prompt_tokens=count.tokens,
             max_output_tokens=request.max_output_tokens,
@@ -101,3 +131,13 @@ def _text_of(content: object) -> str:
             if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
         )
     return ""
+
+
+@lru_cache(maxsize=1)
+def _worker_scanner() -> SensitivityScanner:
+    return SensitivityScanner()
+
+
+def scan_in_worker(text: str) -> list[SensitiveSpan]:
+    """Module-level so a process pool can run it (with the built-in detectors)."""
+    return _worker_scanner().scan(text)

@@ -7,6 +7,7 @@ from concurrent.futures import Executor
 
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.profiler import RequestClassifier
+from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 
 
@@ -14,5 +15,8 @@ def standard_classifier(
     executor: Executor | None = None, parallelism: int = 1
 ) -> RequestClassifier:
     return RequestClassifier(
-        TokenCounter(executor=executor, parallelism=parallelism), ComplexityModel.load()
+        TokenCounter(executor=executor, parallelism=parallelism),
+        ComplexityModel.load(),
+        SensitivityScanner(),
+        executor,
     )

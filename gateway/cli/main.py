@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import gateway.cli.sensitivity_commands  # noqa: F401  (registers `classifier eval-sensitivity`)
 from gateway.cli.admin_commands import keys, migrate, tenants
 from gateway.cli.classifier_commands import classifier
 from gateway.cli.classify_command import classify_command

@@ -15,20 +15,24 @@ from gateway.audit.writer import AuditWriter
 from gateway.budget.pricing import cost_micro_usd, format_usd
 from gateway.budget.store import BudgetStore, Reservation
 from gateway.classify.profiler import RequestClassifier
+from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError, InternalError
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
 from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
+from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.streaming import Relay, StreamOutcome
 from gateway.scraper.fleet import FleetState
 from gateway.types import (
     AuditEvent,
     Backend,
+    Payload,
     Profile,
     RouteDecision,
     RouteRequest,
     TenantContext,
     Usage,
+    Zone,
 )
 
 # Worst case reserved when the client sets no max_tokens (settled to the actual afterwards).
@@ -57,6 +61,7 @@ class _Trace:
     backend: Backend | None = None
     attempts: int = 0
     errors: list[str] = field(default_factory=list)
+    redacted: tuple[Payload, RedactionMap] | None = None
 
 
 class RoutingService:
@@ -117,14 +122,17 @@ class RoutingService:
         for backend in trace.decision.candidates:
             trace.attempts += 1
             trace.backend = backend
+            payload, mapping = self._payload_for(request, trace, backend)
             try:
                 reply = await self._providers[backend.provider].complete(
-                    backend, request.endpoint, request.payload, request.request_id
+                    backend, request.endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
                 last = self._failed(backend, exc, trace)
                 continue
             self._fleet.record_success(backend.name)
+            if mapping is not None:
+                reply.body = restore_body(reply.body, mapping)
             return reply
         assert last is not None
         raise last.error
@@ -143,14 +151,17 @@ class RoutingService:
         for backend in trace.decision.candidates:
             trace.attempts += 1
             trace.backend = backend
+            payload, mapping = self._payload_for(request, trace, backend)
             try:
                 stream = await self._providers[backend.provider].stream(
-                    backend, request.endpoint, request.payload, request.request_id
+                    backend, request.endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
                 last = self._failed(backend, exc, trace)
                 continue
             self._fleet.record_success(backend.name)
+            if mapping is not None:
+                stream = RestoringStream(stream, mapping)
             break
         if stream is None:
             assert last is not None
@@ -167,6 +178,18 @@ class RoutingService:
 
         body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish)
         return Streaming(body, self._headers(trace, None))
+
+    def _payload_for(
+        self, request: RouteRequest, trace: _Trace, backend: Backend
+    ) -> tuple[Payload, RedactionMap | None]:
+        """What this backend may see: the original inside self_hosted, placeholders outside
+        it when the route redacts (computed once, reused across fallbacks)."""
+        decision = trace.decision
+        if decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED:
+            return request.payload, None
+        if trace.redacted is None:
+            trace.redacted = self._classifier.redact(request)
+        return trace.redacted
 
     def _failed(self, backend: Backend, exc: DispatchError, trace: _Trace) -> DispatchError:
         if not exc.retryable:

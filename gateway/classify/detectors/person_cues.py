@@ -1,0 +1,82 @@
+"""Context around a candidate name: honorifics and cue phrases before it, attribution verbs
+after it, and page layout (a name alone on the line heading a contact block, a speaker label).
+
+Each check first looks at the single character next to the word, so the slicing and suffix
+tests run only where a cue could possibly end or begin.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gateway.classify.detectors.name_words import (
+    CUES_AFTER,
+    CUES_BEFORE,
+    MEDIUM_CUES,
+    TITLES,
+    WEAK_CUES,
+)
+from gateway.classify.detectors.textview import TextView
+
+_TITLE = re.compile(rb"\b(?:" + b"|".join(t.encode() for t in sorted(TITLES)) + rb")\.? \Z")
+_STRONG_CUES = tuple(c for c in CUES_BEFORE if c not in WEAK_CUES and c not in MEDIUM_CUES)
+_MEDIUM_CUES = tuple(MEDIUM_CUES)
+_WEAK_CUES = tuple(WEAK_CUES)
+_LINE_PREFIX = b" \t>?*-"
+# The last word of every cue and title: the word before a candidate must be one of these
+# before any cue phrase is compared (one set lookup instead of a dozen suffix tests).
+_CUE_LAST_WORDS = frozenset(
+    cue.rstrip().rsplit(None, 1)[-1] if cue.strip() else b""
+    for cue in (*CUES_BEFORE, *(t.encode() + b" " for t in TITLES),
+                *(t.encode() + b". " for t in TITLES))
+)
+
+def cue_score(view: TextView, start: int, end: int) -> float:
+    score = 0.0
+    if start > 1 and view.raw[start - 1] in b" \t\n" and _previous_word(view.lower, start) in (
+        _CUE_LAST_WORDS
+    ):
+        # Cue phrases end in one space; "Name:    Martim" and "Name:\tX" count as well.
+        before = view.lower[max(0, start - 30):start].rstrip(b" \t") + b" "
+        if _TITLE.search(before):
+            score += 0.9
+        elif before.endswith(_STRONG_CUES):
+            score += 0.75
+        elif before.endswith(_MEDIUM_CUES):
+            score += 0.6
+        elif before.endswith(_WEAK_CUES):
+            score += 0.3
+    if end < len(view.raw) and view.raw[end] in b" ,'" and view.text.startswith(CUES_AFTER, end):
+        score += 0.6
+    return score
+
+
+def _previous_word(lower: bytes, start: int) -> bytes:
+    end = start - 1
+    while end > 0 and lower[end - 1] in b" \t":
+        end -= 1
+    return lower[lower.rfind(b" ", max(0, end - 24), end) + 1:end].rsplit(b"\n", 1)[-1]
+
+
+def layout_score(view: TextView, start: int, end: int) -> float:
+    """A name alone on its line heading a contact block, or a speaker label ("Amy: …")."""
+    raw = view.raw
+    line_start = raw.rfind(b"\n", max(0, start - 6), start) + 1
+    if (line_start == 0 and start > 6) or raw[line_start:start].strip(_LINE_PREFIX):
+        return 0.0
+    line_end = raw.find(b"\n", end)
+    rest = raw[end:line_end if line_end != -1 else len(raw)]
+    if rest[:1] == b":":
+        return 0.3
+    if rest.strip() or line_end == -1:
+        return 0.0
+    previous_line = raw[raw.rfind(b"\n", 0, max(0, line_start - 1)) + 1:line_start]
+    if b"0" in view.classes[line_start - len(previous_line):line_start]:
+        return 0.0  # a line inside an address block (the city), not a name heading it
+    next_line_end = raw.find(b"\n", line_end + 1)
+    if next_line_end != -1 and next_line_end - line_end > 48:
+        return 0.0  # a heading over running text, not a contact block
+    window_end = min(len(raw), end + 200)
+    if raw.find(b"@", end, window_end) != -1 or view.classes.find(b"000", end, window_end) != -1:
+        return 0.35
+    return 0.0

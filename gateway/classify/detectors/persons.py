@@ -1,0 +1,233 @@
+"""Person names: runs of capitalised words scored on cheap evidence.
+
+Evidence: a known given name, an honorific, a cue phrase before or after ("my name is",
+"… said"), a surname ending, letters outside ASCII, several capitalised words in a row, a name
+alone on a line at the top of a contact block, and names already found elsewhere in the text
+(a repeated surname, the other members of "Eklund, Michael and Hodge"). No single weak signal
+is enough, which keeps ordinary capitalised words ("Wisdom", "Southern Tunisia") unflagged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gateway.classify.detectors.common_words import COMMON_WORDS
+from gateway.classify.detectors.given_names import GIVEN_NAMES
+from gateway.classify.detectors.name_words import (
+    AMBIGUOUS,
+    COMMON_CAPITALISED,
+    DISTINCT_SURNAME_ENDINGS,
+    NAME_BREAKERS,
+    PARTICLES,
+    SURNAME_ENDINGS,
+)
+from gateway.classify.detectors.person_cues import cue_score, layout_score
+from gateway.classify.detectors.textview import TextView
+from gateway.types import SensitiveSpan
+
+# A capitalised word on the class map, not glued to a letter or digit on either side (so not
+# part of a camelCase identifier); runs of them joined by a space, a hyphen, an initial ("D.")
+# or one or two short lower-case words (checked against the name particles afterwards).
+# Code is excluded cheaply: no word right after "." ("os.Path"), none right before "(", "[",
+# "=" or an attribute dot ("Request(", "Path.home").
+_END = rb"(?![A0_(\[=]|\.[Aa_(])"
+_WORD = rb"[A?](?:aA)?[a?]++" + _END  # "McDowell", "DeVito", "Žilih" included
+_JOIN = rb"(?: {1,2}|-)(?:A\.? |a{1,4} (?:a{1,4} )?)?"
+_RUN_ASCII = re.compile(
+    rb"A(?<![Aa0_?'A.]A)(?:aA)?[a?]++" + _END + rb"(?:" + _JOIN + _WORD + rb")*"
+)
+# Words whose first letter is not ASCII ("Šárka"): a second literal-led pass, non-ASCII text only.
+_RUN_NON_ASCII = re.compile(rb"\?(?<![Aa0_?'.]\?)[a?]++" + _END + rb"(?:" + _JOIN + _WORD + rb")*")
+_THRESHOLD = 0.55
+_NEXT_IN_LIST = re.compile(r"(?:, and |, | and | & )([A-Z][^\W\d_]+)(?![\w.(])")
+_PREVIOUS_IN_LIST = re.compile(r"(?<![\w.])([A-Z][^\W\d_]+)(?:, and |, | and | & )\Z")
+_SELF_INTRO = re.compile(rb"name is ([a-z][a-z?'-]+(?: [a-z][a-z?'-]+)?)")
+_LOWER_GIVEN = frozenset(n.lower() for n in GIVEN_NAMES - AMBIGUOUS)
+
+Token = tuple[int, int]
+# Last two letters of every surname ending: one set lookup before the suffix comparisons.
+_ENDING_TAILS = frozenset(e[-2:] for e in (*DISTINCT_SURNAME_ENDINGS, *SURNAME_ENDINGS))
+# Capitalised words that are not names on their own (a given name is never in this set).
+_ORDINARY = (COMMON_CAPITALISED | COMMON_WORDS) - (GIVEN_NAMES - AMBIGUOUS)
+
+
+def detect_persons(view: TextView) -> list[SensitiveSpan]:
+    text = view.text
+    runs = [m.span() for m in _RUN_ASCII.finditer(view.classes)]
+    if not view.ascii_only:
+        runs.extend(
+            m.span() for m in _RUN_NON_ASCII.finditer(view.classes) if text[m.start()].isupper()
+        )
+        runs.sort()
+    spans: list[SensitiveSpan] = []
+    unknown: list[Token] = []  # lone words that are not ordinary words: where surnames recur
+    for start, end in runs:
+        chunk = text[start:end]
+        if " " not in chunk:
+            if chunk not in _ORDINARY and not (chunk[-1] == "s" and chunk[:-1] in _ORDINARY):
+                unknown.append((start, end))
+                score = _lone_score(view, chunk, start, end)
+                if score >= _THRESHOLD:
+                    spans.append(SensitiveSpan("person", "pii", start, end,
+                                               round(min(0.95, score), 2)))
+            continue
+        for run in _split(text, start, chunk):
+            score = _run_score(view, run)
+            if score >= _THRESHOLD:
+                spans.append(SensitiveSpan("person", "pii", run[0][0], run[-1][1],
+                                           round(min(0.95, score), 2)))
+    if spans:
+        spans = _joined(text, spans)
+        spans.extend(_propagated(text, unknown, spans))
+    spans.extend(_lower_case_introductions(view))
+    return spans
+
+
+def _joined(text: str, spans: list[SensitiveSpan]) -> list[SensitiveSpan]:
+    """Adjacent names separated by one space are one name ("Šárka" + "Ottová", found by the
+    two passes separately)."""
+    merged = [spans[0]]
+    for span in spans[1:]:
+        last = merged[-1]
+        if span.start == last.end + 1 and text[last.end] == " ":
+            merged[-1] = SensitiveSpan("person", "pii", last.start, span.end,
+                                       max(last.confidence, span.confidence))
+        else:
+            merged.append(span)
+    return merged
+
+
+def _lone_score(view: TextView, word: str, start: int, end: int) -> float:
+    """The fast path for a single capitalised word, the overwhelmingly common case."""
+    score = 0.0
+    if word in GIVEN_NAMES and word not in AMBIGUOUS:
+        score = 0.65
+    elif len(word) >= 5 and word[-2:].lower() in _ENDING_TAILS:
+        lowered = word.lower()
+        if lowered.endswith(DISTINCT_SURNAME_ENDINGS) and not lowered.endswith("person"):
+            score = 0.55
+        elif lowered.endswith(SURNAME_ENDINGS) and not lowered.endswith("person"):
+            score = 0.45
+    if not word.isascii():
+        score += 0.25
+    if score >= _THRESHOLD:
+        return score
+    return score + cue_score(view, start, end) + layout_score(view, start, end)
+
+
+
+def _split(text: str, start: int, chunk: str) -> list[list[Token]]:
+    """Break a run at lower-case words that are not name particles; drop ordinary words that
+    lead a run ("The", "Dear"); a place or company word ("Street", "Inc") voids its part. An
+    ordinary word right after a given name stays: it is a surname ("John Green")."""
+    runs: list[list[Token]] = []
+    current: list[Token] = []
+    void = False
+    position = start
+    for token in chunk.split(" "):
+        span = (position, position + len(token))
+        position += len(token) + 1
+        if not token:
+            continue
+        if token[0].islower() or len(token) == 1 or (len(token) == 2 and token[1] == "."):
+            if token in PARTICLES or not token[0].islower():
+                continue  # a particle or an initial stays inside the name
+        else:
+            if token in NAME_BREAKERS:
+                void = True
+                continue
+            if token not in _ORDINARY or token in GIVEN_NAMES or (
+                current and text[current[-1][0]:current[-1][1]] in GIVEN_NAMES
+            ):
+                current.append(span)
+                continue
+            if not current:
+                continue
+        if current and not void:
+            runs.append(current[:4])
+        current, void = [], False
+    if current and not void:
+        runs.append(current[:4])
+    return runs
+
+
+def _run_score(view: TextView, run: list[Token]) -> float:
+    text = view.text
+    names = [text[s:e] for s, e in run]
+    start, end = run[0][0], run[-1][1]
+    if len(names) == 1:
+        return _lone_score(view, names[0], start, end)
+    score = 0.25  # several capitalised words in a row
+    if any(w in GIVEN_NAMES and w not in AMBIGUOUS for w in names):
+        score += 0.85
+    elif any(w in AMBIGUOUS for w in names):
+        score += 0.35
+    lowered = [w.lower() for w in names if len(w) >= 5 and not w.endswith("person")]
+    if any(w.endswith(DISTINCT_SURNAME_ENDINGS) for w in lowered):
+        score += 0.55
+    elif any(w.endswith(SURNAME_ENDINGS) for w in lowered):
+        score += 0.45
+    if not all(w.isascii() for w in names):
+        score += 0.25
+    if any(part in PARTICLES for part in text[start:end].split()):
+        score += 0.3
+    if score >= 1.0:
+        return score
+    return score + cue_score(view, start, end) + layout_score(view, start, end)
+
+
+def _propagated(
+    text: str, unknown: list[Token], found: list[SensitiveSpan]
+) -> list[SensitiveSpan]:
+    """Names implied by confident ones: the same surname again ("… early Yefremova"), and
+    the other members of a list that holds a name ("founders: Eklund, Michael and Hodge")."""
+    covered = {(s.start, s.end) for s in found}
+    extra: list[SensitiveSpan] = []
+    surnames = {
+        text[s.start:s.end].rsplit(" ", 1)[-1]
+        for s in found
+        if s.confidence >= 0.75 and " " in text[s.start:s.end]
+    }
+    if surnames:
+        for start, end in unknown:
+            if (start, end) not in covered and text[start:end] in surnames:
+                extra.append(SensitiveSpan("person", "pii", start, end, 0.7))
+    queue = [(s.start, s.end) for s in found]
+    while queue:
+        start, end = queue.pop()
+        for neighbour in _list_neighbours(text, start, end):
+            word = text[neighbour[0]:neighbour[1]]
+            if neighbour in covered or word in _ORDINARY or word in NAME_BREAKERS:
+                continue
+            covered.add(neighbour)
+            queue.append(neighbour)
+            extra.append(SensitiveSpan("person", "pii", neighbour[0], neighbour[1], 0.6))
+    return extra
+
+
+def _list_neighbours(text: str, start: int, end: int) -> list[Token]:
+    neighbours = []
+    after = _NEXT_IN_LIST.match(text, end)
+    if after is not None:
+        neighbours.append(after.span(1))
+    before = _PREVIOUS_IN_LIST.search(text, max(0, start - 40), start)
+    if before is not None:
+        neighbours.append(before.span(1))
+    return neighbours
+
+
+def _lower_case_introductions(view: TextView) -> list[SensitiveSpan]:
+    """"my name is lena andersson": lower-case names, only after an explicit introduction."""
+    spans = []
+    for at in view.occurrences(b"name is "):
+        match = _SELF_INTRO.match(view.lower, at)
+        if match is None:
+            continue
+        first = match.group(1).split(b" ")[0].decode()
+        start, end = match.span(1)
+        if not view.text[start].islower():
+            continue
+        surname = view.text[start:end].split(" ")[-1]
+        if first in _LOWER_GIVEN or surname.endswith(DISTINCT_SURNAME_ENDINGS):
+            spans.append(SensitiveSpan("person", "pii", start, end, 0.7))
+    return spans

@@ -1,0 +1,71 @@
+"""Is this value a real credential or a stand-in? Entropy, placeholders, template variables,
+dictionary-word identifiers: the checks that turn a pattern match into a finding.
+
+Most false positives of secret scanners are rejected here rather than by the patterns: an
+`xxxx` body, `${TOKEN}`, `<your key>`, `EXAMPLE`, `abcdefgh…`, `changeme`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_PLACEHOLDER_WORDS = re.compile(
+    r"(?i)(?:x{4,}|\*{3,}|#{3,}|\.{3,}|your[_-]?|insert|placeholder|redacted|changeme|change[_-]?it"
+    r"|dummy|example$|examplekey$|todo|replace[_-]?me|put[_-]|_here|here$|<[^>]*>)"
+)
+_TEMPLATE = re.compile(
+    r"^(?:\$\{?[\w.:=$-]*\}?|\$\(.*\)?|%\w*%?|%[sd]|\{\{.*\}\}|\$\{\{.*\}\}|\{[a-z_.]+\}|"
+    r"@\w+@|`.*|<%.*|\[[\w ]+\]|<.*>?|\{\d*\}|process\.env\..*|os\.environ.*|env\.\w+)$",
+    re.IGNORECASE,
+)
+_SEQUENCES = ("abcdefgh", "bcdefghi", "01234567", "12345678", "23456789", "qwertyui",
+              "zyxwvuts", "98765432")
+# Literal values people use when showing how to pass a credential.
+_STOCK_VALUES = frozenset(
+    "password passwd pass pwd secret token apikey api_key key test testing demo admin root user "
+    "username changeme letmein hunter2 null none true false undefined empty value string".split()
+)
+_WORD_CHUNK = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}(?![a-z])")
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character: ~4.2+ for random base62, ~3.5-4 for random hex, < 3 for words."""
+    if not value:
+        return 0.0
+    length = len(value)
+    return -sum(n / length * math.log2(n / length) for n in Counter(value).values())
+
+
+def is_placeholder(value: str) -> bool:
+    """A stand-in for a credential rather than one."""
+    stripped = value.strip("'\"` ")
+    if not stripped:
+        return True
+    lowered = stripped.lower()
+    if lowered in _STOCK_VALUES or _TEMPLATE.match(stripped) or _PLACEHOLDER_WORDS.search(stripped):
+        return True
+    if any(run in lowered for run in _SEQUENCES):
+        return True
+    most_common = Counter(lowered).most_common(1)[0][1]
+    return most_common >= max(4, len(lowered) * 0.5)  # "AKIAZZZZZZZZ", "aaaa1111bbbb"
+
+
+def looks_like_words(value: str) -> bool:
+    """Identifiers and phrases ("a-fake-api-key", "id-Gost28147-89-None-KeyMeshing",
+    "jetbrains.mps.v8_elimination"): mostly made of word-like chunks, unlike random keys."""
+    letters = sum(ch.isalpha() for ch in value)
+    if letters == 0:
+        return False
+    in_words = sum(len(m) for m in _WORD_CHUNK.findall(value) if _has_vowel(m))
+    return in_words >= 0.6 * letters
+
+
+def _has_vowel(chunk: str) -> bool:
+    return any(ch in "aeiouyAEIOUY" for ch in chunk)
+
+
+def random_enough(value: str, min_entropy: float) -> bool:
+    """Not a placeholder and at least `min_entropy` bits per character."""
+    return not is_placeholder(value) and shannon_entropy(value) >= min_entropy

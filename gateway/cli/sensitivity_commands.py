@@ -1,0 +1,92 @@
+"""`gateway classifier eval-sensitivity --data DIR`: detector quality on the shared data sets
+and scan latency, printed as tables (registered on the `classifier` group when imported)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gateway.classify.sensitivity import SensitivityScanner
+from gateway.classify.sensitivity_bench import Latency, latency_table
+from gateway.classify.sensitivity_eval import (
+    ENTITY_MAP,
+    PiiReport,
+    SecretScore,
+    evaluate_pii,
+    evaluate_secrets,
+    load_pii_examples,
+    load_secret_cases,
+)
+from gateway.cli.classifier_commands import classifier
+
+
+@classifier.command("eval-sensitivity")
+@click.option("--data", "data_root", required=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="data root holding pii/ and secrets/")
+@click.option("--latency/--no-latency", default=True, show_default=True,
+              help="also time the scan at 200 / 2K / 32K / 128K tokens")
+@click.option("--details", is_flag=True, help="list the rules behind misses and false positives")
+def eval_sensitivity(data_root: Path, latency: bool, details: bool) -> None:
+    """Precision/recall per entity type, false alarms, secrets recall/FP, scan latency."""
+    scanner = SensitivityScanner()
+    synthetic = data_root / "pii" / "presidio_synth_dataset_v2.json"
+    if synthetic.exists():
+        click.echo(format_pii(evaluate_pii(scanner, load_pii_examples(synthetic))))
+    else:
+        click.echo(f"(no {synthetic}: PII evaluation skipped)")
+    cases = load_secret_cases(data_root / "secrets")
+    if cases:
+        click.echo(format_secrets(evaluate_secrets(scanner, cases), details))
+    else:
+        click.echo(f"(no secret cases under {data_root / 'secrets'}: skipped)")
+    if latency:
+        click.echo(format_latency(latency_table(scanner, data_root)))
+
+
+def format_pii(report: PiiReport) -> str:
+    mapping = ", ".join(f"{k}→{v}" for k, v in ENTITY_MAP.items())
+    lines = [
+        "PII, span level (Presidio synthetic sentences)",
+        f"  mapping: {mapping}",
+        f"  {'type':<24}{'gold':>6}{'recall':>9}{'predicted':>11}{'precision':>11}",
+    ]
+    for score in report.scores:
+        recall = f"{score.recall:.3f}" if score.gold else "-"
+        lines.append(f"  {score.type:<24}{score.gold:>6}{recall:>9}{score.predicted:>11}"
+                     f"{score.precision:>11.3f}")
+    lines.append(f"  false alarms on sentences without personal data: {report.false_alarms}/"
+                 f"{report.clean_sentences} = {report.false_alarm_rate:.3f}")
+    return "\n".join(lines) + "\n"
+
+
+def format_secrets(scores: list[SecretScore], details: bool) -> str:
+    lines = ["Secrets (case level: any secret span flags the case; for detect-secrets' "
+             "ip_public plugin, an IP address span)",
+             f"  {'source':<16}{'positives':>10}{'recall':>9}{'traps':>8}{'FP rate':>9}"]
+    for score in scores:
+        lines.append(f"  {score.source:<16}{score.positives:>10}{score.recall:>9.3f}"
+                     f"{score.traps:>8}{score.false_positive_rate:>9.3f}")
+    positives = sum(s.positives for s in scores)
+    traps = sum(s.traps for s in scores)
+    if positives and traps:
+        lines.append(f"  {'all':<16}{positives:>10}"
+                     f"{sum(s.detected for s in scores) / positives:>9.3f}{traps:>8}"
+                     f"{sum(s.false_positives for s in scores) / traps:>9.3f}")
+    if details:
+        for score in scores:
+            missed = ", ".join(f"{rule} ×{n}" for rule, n in score.missed_rules) or "none"
+            tripped = ", ".join(f"{rule} ×{n}" for rule, n in score.trap_rules) or "none"
+            lines.append(f"  {score.source} missed: {missed}")
+            lines.append(f"  {score.source} traps flagged: {tripped}")
+    return "\n".join(lines) + "\n"
+
+
+def format_latency(results: list[Latency]) -> str:
+    lines = ["Scan latency (mixed prose, code, JSON, personal data, configuration)",
+             f"  {'tokens':>8}{'chars':>9}{'runs':>6}{'p50 ms':>9}{'p99 ms':>9}{'spans':>7}"]
+    for r in results:
+        lines.append(f"  {r.tokens:>8}{r.chars:>9}{r.runs:>6}{r.p50_ms:>9.3f}{r.p99_ms:>9.3f}"
+                     f"{r.spans:>7}")
+    return "\n".join(lines) + "\n"
