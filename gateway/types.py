@@ -93,6 +93,8 @@ class PricePerMTok:
 
     def cost_micro_usd(self, prompt: int, completion: int, cached: int = 0) -> int:
         """Integer micro-USD. A price per million tokens is exactly micro-USD per token."""
+        if not cached:  # the common case, priced on every routing decision: keep it short
+            return round(prompt * self.input_usd + completion * self.output_usd)
         cached = min(cached, prompt)
         cached_price = self.input_usd if self.cached_input_usd is None else self.cached_input_usd
         fresh = prompt - cached

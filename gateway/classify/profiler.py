@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
-from gateway.classify.payload_text import redact_chat_payload
+from gateway.classify.payload_text import extract_chat_text, redact_chat_payload
 from gateway.classify.redaction import RedactionMap, redact
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
@@ -107,13 +107,10 @@ def question_text(endpoint: Endpoint, payload: Payload) -> str:
 
 
 def scan_text(endpoint: Endpoint, payload: Payload) -> str:
-    """Everything that would leave the zone, joined so offsets index one string."""
+    """Everything that would leave the zone, joined so offsets index one string: for a chat,
+    every message's text and tool-call arguments (the same text redaction rewrites)."""
     if endpoint is Endpoint.CHAT:
-        messages = payload.get("messages")
-        return "\n".join(
-            _text_of(m.get("content")) for m in (messages if isinstance(messages, list) else [])
-            if isinstance(m, dict)
-        )
+        return extract_chat_text(payload)
     value = payload.get("prompt" if endpoint is Endpoint.COMPLETIONS else "input")
     if isinstance(value, str):
         return value

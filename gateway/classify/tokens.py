@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import bpe_openai
+import orjson
 
 from gateway.classify.images import image_tokens
 from gateway.types import Endpoint, Payload
@@ -129,16 +130,12 @@ def _collect(content: object, texts: list[str]) -> int:
                 texts.append(part["text"])
             elif kind == "image_url":
                 fixed += image_tokens(part.get("image_url"))
-            elif kind == "input_audio":
-                fixed += 0  # audio is billed separately; it does not consume text context
-            else:
+            elif kind != "input_audio":  # audio is billed apart; it is not text context
                 texts.append(_json_text(part))
     return fixed
 
 
 def _json_text(value: object) -> str:
-    import orjson
-
     return orjson.dumps(value).decode()
 
 

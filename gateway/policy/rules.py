@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from gateway.policy.rule_schema import Range, RuleSpec, Weights
-from gateway.types import Profile, RouteRequest, TenantContext
+from gateway.types import Profile, RouteRequest
 
 NO_FINDINGS = "none"
 
@@ -96,11 +96,6 @@ class Rule:
     redact: bool
     fallbacks: tuple[str, ...]
     max_fallbacks: int | None
-
-    def matches(self, request: RouteRequest, profile: Profile, tenant: TenantContext) -> bool:
-        return self.applies_to(
-            request.model, tenant.tenant_name, request.endpoint.value, request.tags
-        ) and self.matches_profile(request, profile)
 
     def applies_to(self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...]) -> bool:
         """The conditions on who asks for what, not on the content (cacheable per key)."""

@@ -36,10 +36,7 @@ def predict(backend: Backend, profile: Profile, fleet: FleetSnapshot, output: in
     else:
         ttft, tpot = measured.ttft_s, measured.tpot_s
     price = backend.price
-    cost = (
-        round(profile.prompt_tokens * price.input_usd + output * price.output_usd)
-        if price is not None else 0
-    )
+    cost = price.cost_micro_usd(profile.prompt_tokens, output) if price is not None else 0
     return Prediction(backend, cost, ttft, tpot, ttft + tpot * output)
 
 

@@ -8,7 +8,6 @@ to `.../v1/messages` with `x-api-key` (or a bearer token) and `anthropic-version
 
 from __future__ import annotations
 
-import os
 import time
 
 import orjson
@@ -19,12 +18,7 @@ from gateway.providers.anthropic_request import MessagesRequest, to_messages_req
 from gateway.providers.anthropic_stream import AnthropicStreamTranslator
 from gateway.providers.base import DispatchError, UpstreamReply
 from gateway.providers.event_stream import UpstreamEventStream
-from gateway.providers.http_pool import (
-    TRANSPORT_ERRORS,
-    USER_AGENT,
-    SessionPool,
-    transport_error,
-)
+from gateway.providers.http_pool import SessionPool, post_stream, post_whole, upstream_headers
 from gateway.types import Backend, Endpoint, Payload
 
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
@@ -48,18 +42,11 @@ class AnthropicProvider:
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamReply:
         request = _translate(backend, endpoint, payload, stream=False)
-        try:
-            async with self._pool.session(backend).post(
-                messages_url(backend), data=orjson.dumps(request.body),
-                headers=_headers(backend, request_id),
-            ) as resp:
-                body = await resp.read()
-                status = resp.status
-        except TRANSPORT_ERRORS as exc:
-            raise transport_error(backend, exc) from exc
-        if status >= 300:
-            err, retryable = anthropic_error(status, body, backend.name)
-            raise DispatchError(err, retryable=retryable, upstream_status=status)
+        body, _ = await post_whole(
+            self._pool.session(backend), backend, messages_url(backend),
+            orjson.dumps(request.body), _headers(backend, request_id),
+            lambda status, error: anthropic_error(status, error, backend.name),
+        )
         try:
             message = orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -67,7 +54,7 @@ class AnthropicProvider:
         if not isinstance(message, dict) or message.get("type") != "message":
             raise DispatchError(
                 UpstreamFailed(f"backend {backend.name} sent a reply that is not a message"),
-                retryable=True, upstream_status=status,
+                retryable=True,
             )
         reply, usage = to_chat_completion(message, request.json_mode, int(time.time()))
         return UpstreamReply(body=reply, usage=usage)
@@ -76,22 +63,11 @@ class AnthropicProvider:
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamEventStream:
         request = _translate(backend, endpoint, payload, stream=True)
-        try:
-            resp = await self._pool.session(backend).post(
-                messages_url(backend), data=orjson.dumps(request.body),
-                headers=_headers(backend, request_id),
-            )
-        except TRANSPORT_ERRORS as exc:
-            raise transport_error(backend, exc) from exc
-        if resp.status >= 300:
-            try:
-                error_body = await resp.read()
-            except TRANSPORT_ERRORS:
-                error_body = b""
-            finally:
-                resp.release()
-            err, retryable = anthropic_error(resp.status, error_body, backend.name)
-            raise DispatchError(err, retryable=retryable, upstream_status=resp.status)
+        resp = await post_stream(
+            self._pool.session(backend), backend, messages_url(backend),
+            orjson.dumps(request.body), _headers(backend, request_id),
+            lambda status, error: anthropic_error(status, error, backend.name),
+        )
         translator = AnthropicStreamTranslator(request.json_mode, int(time.time()), backend.name)
         stream = UpstreamEventStream(resp, backend, translator)
         await stream.start()
@@ -125,16 +101,6 @@ def _translate(
 
 
 def _headers(backend: Backend, request_id: str) -> dict[str, str]:
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        "X-Request-Id": request_id,
-        "anthropic-version": backend.anthropic_version or DEFAULT_ANTHROPIC_VERSION,
-    }
-    key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
-    if key:
-        if backend.auth == "bearer":
-            headers["Authorization"] = f"Bearer {key}"
-        else:
-            headers["x-api-key"] = key
+    headers = upstream_headers(backend, request_id, api_key_header="x-api-key")
+    headers["anthropic-version"] = backend.anthropic_version or DEFAULT_ANTHROPIC_VERSION
     return headers

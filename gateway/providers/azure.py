@@ -9,14 +9,12 @@ deployment name and `api-version` is optional.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
 from gateway.errors import GatewayError, UpstreamRejected
-from gateway.providers.http_pool import USER_AGENT
 from gateway.providers.openai_compat import Dialect
 from gateway.providers.openai_hygiene import clean_for_openai
 from gateway.providers.upstream_errors import normalise_upstream_error
@@ -30,19 +28,8 @@ class AzureDialect(Dialect):
     def url(self, backend: Backend, endpoint: Endpoint) -> str:
         return azure_url(backend, endpoint)
 
-    def headers(self, backend: Backend, request_id: str) -> dict[str, str]:
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            "X-Request-Id": request_id,
-        }
-        key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
-        if key:
-            if backend.auth == "api_key":
-                headers["api-key"] = key
-            else:  # a Microsoft Entra ID token, sent the OpenAI way
-                headers["Authorization"] = f"Bearer {key}"
-        return headers
+    # `api-key` by default; `auth: bearer` sends a Microsoft Entra ID token the OpenAI way.
+    api_key_header = "api-key"
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         clean_for_openai(body, backend)

@@ -7,10 +7,12 @@ deliberate limits and timeouts, created on first use and closed by the lifespan.
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Callable
 
 import aiohttp
 
-from gateway.errors import UpstreamFailed, UpstreamTimeout
+from gateway.errors import GatewayError, UpstreamFailed, UpstreamTimeout
 from gateway.providers.base import DispatchError
 from gateway.types import Backend
 
@@ -68,3 +70,76 @@ def transport_error(
     else:
         err = UpstreamFailed(f"backend {backend.name} {what} ({type(exc).__name__})")
     return DispatchError(err, retryable=not mid_stream)
+
+
+# An API's error body → the client's error and whether another candidate may be tried.
+ErrorMapper = Callable[[int, bytes], tuple[GatewayError, bool]]
+
+
+def upstream_headers(
+    backend: Backend, request_id: str, *, api_key_header: str | None = None
+) -> dict[str, str]:
+    """What every upstream call carries, plus the backend's key from the environment variable
+    the policy names: in the API's own header when the backend's auth is `api_key`, else as a
+    bearer token."""
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "X-Request-Id": request_id,
+    }
+    key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
+    if key:
+        if backend.auth == "api_key" and api_key_header:
+            headers[api_key_header] = key
+        else:
+            headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+async def post_whole(
+    session: aiohttp.ClientSession,
+    backend: Backend,
+    url: str,
+    data: bytes,
+    headers: dict[str, str],
+    to_error: ErrorMapper,
+) -> tuple[bytes, str]:
+    """POST and read the whole 2xx reply (body, content type); anything else is a
+    DispatchError, from the API's error body or from the transport."""
+    try:
+        async with session.post(url, data=data, headers=headers) as resp:
+            body = await resp.read()
+            status = resp.status
+            content_type = resp.headers.get("Content-Type", "application/json")
+    except TRANSPORT_ERRORS as exc:
+        raise transport_error(backend, exc) from exc
+    if status >= 300:
+        err, retryable = to_error(status, body)
+        raise DispatchError(err, retryable=retryable, upstream_status=status)
+    return body, content_type
+
+
+async def post_stream(
+    session: aiohttp.ClientSession,
+    backend: Backend,
+    url: str,
+    data: bytes,
+    headers: dict[str, str],
+    to_error: ErrorMapper,
+) -> aiohttp.ClientResponse:
+    """POST and return the open 2xx response for the caller to stream; a non-2xx is read,
+    released and raised as a DispatchError."""
+    try:
+        resp = await session.post(url, data=data, headers=headers)
+    except TRANSPORT_ERRORS as exc:
+        raise transport_error(backend, exc) from exc
+    if resp.status >= 300:
+        try:
+            error_body = await resp.read()
+        except TRANSPORT_ERRORS:
+            error_body = b""
+        finally:
+            resp.release()
+        err, retryable = to_error(resp.status, error_body)
+        raise DispatchError(err, retryable=retryable, upstream_status=resp.status)
+    return resp

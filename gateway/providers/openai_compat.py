@@ -12,18 +12,16 @@ client sent it.
 
 from __future__ import annotations
 
-import os
-
 import orjson
 
 from gateway.errors import GatewayError
-from gateway.providers.base import DispatchError, UpstreamReply
+from gateway.providers.base import UpstreamReply
 from gateway.providers.event_stream import EventTranslator, UpstreamEventStream
 from gateway.providers.http_pool import (
-    TRANSPORT_ERRORS,
-    USER_AGENT,
     SessionPool,
-    transport_error,
+    post_stream,
+    post_whole,
+    upstream_headers,
 )
 from gateway.providers.openai_hygiene import clean_for_openai, rename_max_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
@@ -37,16 +35,11 @@ class Dialect:
     def url(self, backend: Backend, endpoint: Endpoint) -> str:
         return f"{backend.base_url}/{endpoint.value}"
 
+    # The API's own key header, used when the backend's auth is `api_key` (else bearer).
+    api_key_header: str | None = None
+
     def headers(self, backend: Backend, request_id: str) -> dict[str, str]:
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            "X-Request-Id": request_id,
-        }
-        key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+        return upstream_headers(backend, request_id, api_key_header=self.api_key_header)
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         """Adjust the (copied) body in place for this upstream."""
@@ -101,43 +94,24 @@ class OpenAICompatProvider:
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamReply:
         dialect = self._dialect
-        try:
-            async with self._pool.session(backend).post(
-                dialect.url(backend, endpoint),
-                data=self._body(backend, endpoint, payload, stream=False),
-                headers=dialect.headers(backend, request_id),
-            ) as resp:
-                body = await resp.read()
-                status = resp.status
-                content_type = resp.headers.get("Content-Type", "application/json")
-        except TRANSPORT_ERRORS as exc:
-            raise transport_error(backend, exc) from exc
-        if status >= 300:
-            err, retryable = dialect.error(status, body, backend)
-            raise DispatchError(err, retryable=retryable, upstream_status=status)
+        body, content_type = await post_whole(
+            self._pool.session(backend), backend, dialect.url(backend, endpoint),
+            self._body(backend, endpoint, payload, stream=False),
+            dialect.headers(backend, request_id),
+            lambda status, error: dialect.error(status, error, backend),
+        )
         return UpstreamReply(body=body, usage=usage_from_body(body), content_type=content_type)
 
     async def stream(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamEventStream:
         dialect = self._dialect
-        body = self._body(backend, endpoint, payload, stream=True)
-        try:
-            resp = await self._pool.session(backend).post(
-                dialect.url(backend, endpoint), data=body,
-                headers=dialect.headers(backend, request_id),
-            )
-        except TRANSPORT_ERRORS as exc:
-            raise transport_error(backend, exc) from exc
-        if resp.status >= 300:
-            try:
-                error_body = await resp.read()
-            except TRANSPORT_ERRORS:
-                error_body = b""
-            finally:
-                resp.release()
-            err, retryable = dialect.error(resp.status, error_body, backend)
-            raise DispatchError(err, retryable=retryable, upstream_status=resp.status)
+        resp = await post_stream(
+            self._pool.session(backend), backend, dialect.url(backend, endpoint),
+            self._body(backend, endpoint, payload, stream=True),
+            dialect.headers(backend, request_id),
+            lambda status, error: dialect.error(status, error, backend),
+        )
         stream = UpstreamEventStream(resp, backend, dialect.translator(backend))
         await stream.start()
         return stream

@@ -179,14 +179,15 @@ def test_client_disconnect_cancels_the_upstream_request(gw: Gateway, stream: boo
         time.sleep(0.05)
 
 
-def test_every_request_is_recorded(gw: Gateway) -> None:
+def test_every_request_is_recorded_without_its_content(gw: Gateway) -> None:
+    secret = "Please mail my results to carla.moss@gmail.com, thanks."
     raw = gw.client().chat.completions.with_raw_response.create(
-        model="auto", messages=HELLO, max_tokens=2)
+        model="auto", messages=[{"role": "user", "content": secret}], max_tokens=2)
     request_id = raw.headers["x-request-id"]
     deadline = time.monotonic() + 5
     while True:
-        lines = gw.audit_path.read_bytes().splitlines() if gw.audit_path.exists() else []
-        rows = [orjson.loads(line) for line in lines]
+        text = gw.audit_path.read_text() if gw.audit_path.exists() else ""
+        rows = [orjson.loads(line) for line in text.splitlines()]
         match = [r for r in rows if r["request_id"] == request_id]
         if match:
             break
@@ -196,4 +197,5 @@ def test_every_request_is_recorded(gw: Gateway) -> None:
     assert row["outcome"] == "ok" and row["status"] == 200
     assert row["backend"] == raw.headers["x-gateway-backend"]
     assert row["completion_tokens"] > 0 and row["cost_micro_usd"] > 0
-    assert "messages" not in row and "Say hello" not in lines[0].decode()
+    # the whole log, not one line: no prompt text and no detected value is ever written
+    assert "carla.moss" not in text and "Please mail my results" not in text

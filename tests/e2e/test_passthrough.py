@@ -49,7 +49,6 @@ def test_stream_asks_upstream_for_usage_but_keeps_the_clients_other_options(gw: 
 
 def test_sse_framing_is_exact_and_chunks_are_not_buffered(gw: Gateway) -> None:
     # ~40 decode steps of 10 ms × time_scale: chunks must arrive spread out, not all at once.
-    gw.sim("sim-b").post("/sim/faults", json={"delay_s": 0.0})
     arrivals: list[float] = []
     raw = b""
     with httpx.stream("POST", f"{gw.url}/v1/chat/completions", headers=_auth(gw), json={
