@@ -17,7 +17,7 @@ from multiprocessing import get_context
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from gateway.api import admin, health, messages, openai
+from gateway.api import admin, admin_fleet, health, messages, openai
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
 from gateway.audit.writer import AuditWriter, JsonLinesSink
@@ -34,6 +34,7 @@ from gateway.providers.azure import AzureDialect
 from gateway.providers.base import Provider
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
 from gateway.routing.service import RoutingService
+from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.fleet import FleetState
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
@@ -78,9 +79,12 @@ def create_app(
             "azure": OpenAICompatProvider(**limits, dialect=AzureDialect()),
             "anthropic": AnthropicProvider(**limits),
         }
-        fleet = FleetState(
-            failures_to_open=settings.breaker_failures, cooldown_s=settings.breaker_cooldown_s
-        )
+        fleet = FleetState(breaker=BreakerConfig(
+            failures_to_open=settings.breaker_failures,
+            error_rate_to_open=settings.breaker_error_rate,
+            min_attempts=settings.breaker_min_attempts,
+            cooldown_s=settings.breaker_cooldown_s,
+        ))
         sink = JsonLinesSink(settings.audit_log_path)
         audit = AuditWriter(sink)
         # Large exact token counts run in other processes (the encoder holds the GIL); two,
@@ -145,6 +149,7 @@ def create_app(
     app.include_router(openai.router)
     app.include_router(messages.router)
     app.include_router(admin.router)
+    app.include_router(admin_fleet.router)
     app.include_router(health.router)
     app.add_middleware(RequestIdMiddleware)
     return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})

@@ -40,7 +40,9 @@ class Settings(BaseSettings):
     upstream_read_timeout_s: float = 300.0
     upstream_max_connections: int = 512
     # A backend that fails this many times in a row is skipped for the cool-down.
-    breaker_failures: int = 3
+    breaker_failures: int = 3  # consecutive failed attempts open a backend's circuit
+    breaker_error_rate: float = Field(default=0.5, gt=0, le=1)  # ... or this share of them
+    breaker_min_attempts: int = 20  # (the share is judged after this many attempts)
     breaker_cooldown_s: float = 10.0
 
     # `gateway serve` starts the simulated backends a policy declares (the demo).

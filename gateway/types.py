@@ -48,6 +48,7 @@ class RouteRequest:
     include_usage: bool = False
     max_output_tokens: int | None = None
     tags: tuple[str, ...] = ()
+    session_id: str | None = None  # x-session-id: keeps a conversation on one replica
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,9 @@ class Profile:
     # False when prompt_tokens is an estimate: exactness could not have changed the route.
     prompt_tokens_exact: bool = True
     prompt_tokens_max: int | None = None  # a proven upper bound on the true count
+    # Same key, same replica (bounded by load): the session id, else a hash of the prompt's
+    # first characters, which is what a replica's prefix cache can reuse.
+    affinity_key: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,34 +135,90 @@ class Backend:
     # Latency priors until measurements exist (the policy's `latency:` or zone defaults).
     ttft_s: float = 0.2
     tpot_s: float = 0.02
+    # Engine facts for self-hosted backends (None: learned from telemetry, or unknown).
+    metrics_url: str | None = None  # scraped when set
+    kv_bytes_per_token: float | None = None  # from the policy's KV geometry
+    max_num_seqs: int | None = None  # batch slots: more concurrent requests queue
+    prefill_tokens_per_s: float | None = None  # prior until the rate is measured
+    gpu_hourly_usd: float | None = None  # every GPU of the deployment, per hour
 
 
 @dataclass(frozen=True, slots=True)
-class BackendHealth:
-    healthy: bool
+class BackendLoad:
+    """What an engine's Prometheus `/metrics` said at one scrape.
+
+    Gauges are as read; rates and latencies are over the interval since the previous scrape
+    (None until two scrapes exist, or when the engine does not export the series).
+    `scraped_at_s` is on the monotonic clock of the process that scraped.
+    """
+
+    scraped_at_s: float
+    engine: str  # "vllm" | "llamacpp" | "sglang"
+    running: int
+    waiting: int
+    kv_usage: float | None = None  # fraction 0..1 of the KV cache in use
+    kv_capacity_tokens: int | None = None  # num_gpu_blocks × block_size
+    kv_block_size: int | None = None
+    kv_bytes_per_token: float | None = None  # kv_cache_memory_bytes ÷ capacity, when exported
+    prefix_hit_rate: float | None = None  # hits ÷ queries over the interval (tokens)
+    prompt_tokens_per_s: float | None = None
+    generation_tokens_per_s: float | None = None
+    ttft_s: float | None = None  # mean TTFT of requests finished in the interval
+    itl_s: float | None = None  # mean inter-token latency in the interval
+    preemptions_per_s: float | None = None
+    requests_finished_per_s: float | None = None
+    interval_s: float | None = None  # time since the previous scrape
+
+
+class Circuit(StrEnum):
+    CLOSED = "closed"  # serving
+    OPEN = "open"  # failing: skipped until retry_at_s
+    HALF_OPEN = "half_open"  # cool-down over: one probe may go; its result closes or reopens
+
+
+@dataclass(frozen=True, slots=True)
+class BackendState:
+    """Everything the router knows about one backend at decision time: the engine's last
+    scrape, the gateway's own measurements, and what the gateway sent since that scrape."""
+
+    load: BackendLoad | None = None
+    circuit: Circuit = Circuit.CLOSED
+    retry_at_s: float = 0.0  # monotonic; an open circuit admits a probe from then on
+    probing: bool = False  # half-open with its probe in flight: nothing else goes
     consecutive_failures: int = 0
-    retry_at_s: float = 0.0
+    error_rate: float = 0.0  # exponentially weighted share of failed attempts
+    ttft_s: float | None = None  # measured by the gateway (EWMA), None until measured
+    tpot_s: float | None = None
+    in_flight: int = 0  # the gateway's requests there now
+    sent_since_scrape: int = 0  # of those, sent after the last scrape (not in its gauges)
+    kv_reserved_tokens: int = 0  # KV they may claim: prompt + max output each
+    queued_prefill_tokens: int = 0  # prompt tokens of in-flight requests with no first token yet
+    prefill_tokens_per_s: float | None = None  # learned capacity: peak recent rates
+    decode_tokens_per_s: float | None = None
+    tokens_per_hour: float | None = None  # rolling measured throughput (prompt + output)
 
-
-@dataclass(frozen=True, slots=True)
-class BackendLatency:
-    """Measured latency of a backend (replaces the policy's priors when present)."""
-
-    ttft_s: float
-    tpot_s: float
+    def available(self, now_s: float) -> bool:
+        """False while the circuit is open, or half-open with its one probe out."""
+        if self.circuit is Circuit.CLOSED:
+            return True
+        if self.probing:
+            return False
+        return now_s >= self.retry_at_s
 
 
 @dataclass(frozen=True, slots=True)
 class FleetSnapshot:
     """Immutable view of the fleet taken once per request."""
 
-    health: dict[str, BackendHealth] = field(default_factory=dict)
-    latency: dict[str, BackendLatency] = field(default_factory=dict)
+    backends: dict[str, BackendState] = field(default_factory=dict)
     taken_at_s: float = 0.0
 
+    def state(self, backend: str) -> BackendState | None:
+        return self.backends.get(backend)
+
     def is_healthy(self, backend: str) -> bool:
-        entry = self.health.get(backend)
-        return entry is None or entry.healthy
+        entry = self.backends.get(backend)
+        return entry is None or entry.available(self.taken_at_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +238,9 @@ class RouteDecision:
     predicted_total_s: float = 0.0
     objective: str | None = None
     redact: bool = False  # replace sensitive spans before the request leaves self_hosted
+    predicted_tpot_s: float = 0.0
+    spilled: bool = False  # every regular candidate was saturated: served by a spill_to backend
+    affinity: str | None = None  # "session" | "prefix" when affinity picked the replica
 
     @property
     def candidates(self) -> tuple[Backend, ...]:

@@ -23,15 +23,15 @@ def _components(request: Request) -> Components:
     return request.app.state.components  # type: ignore[no-any-return]
 
 
-def _admin(request: Request) -> Components:
+def admin_components(request: Request) -> Components:
     parts = _components(request)
     key = parts.settings.admin_key
     require_admin(request, key.get_secret_value() if key else None)
     return parts
 
 
-Admin = Annotated[Components, Depends(_admin)]
-router = APIRouter(prefix="/admin", dependencies=[Depends(_admin)])
+Admin = Annotated[Components, Depends(admin_components)]
+router = APIRouter(prefix="/admin", dependencies=[Depends(admin_components)])
 
 
 class TenantIn(BaseModel):

@@ -80,6 +80,7 @@ async def _parse(
         include_usage=True,  # message_delta carries the usage
         max_output_tokens=None if counting else payload["max_tokens"],
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
+        session_id=(request.headers.get("x-session-id") or "")[:256] or None,
     )
     return parts, tenant, route_request
 

@@ -38,7 +38,11 @@ async def _route(request: Request, endpoint: Endpoint) -> Response:
     tenant = await authenticate_tenant(request, parts.authenticator)
     body = await read_body(request, parts.settings.max_body_bytes)
     route_request = parse_route_request(
-        body, endpoint, request.state.request_id, request.headers.get("x-gateway-tags")
+        body,
+        endpoint,
+        request.state.request_id,
+        request.headers.get("x-gateway-tags"),
+        request.headers.get("x-session-id"),
     )
     if route_request.stream:
         streaming = await parts.routing.handle(tenant, route_request)

@@ -45,7 +45,11 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_route_request(
-    body: bytes, endpoint: Endpoint, request_id: str, tags_header: str | None = None
+    body: bytes,
+    endpoint: Endpoint,
+    request_id: str,
+    tags_header: str | None = None,
+    session_id: str | None = None,
 ) -> RouteRequest:
     if not body:
         raise InvalidRequest("the request body is empty; expected a JSON object")
@@ -91,6 +95,7 @@ def parse_route_request(
         include_usage=include_usage,
         max_output_tokens=max_tokens,
         tags=tags,
+        session_id=session_id[:256] if session_id else None,
     )
 
 

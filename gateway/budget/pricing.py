@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.types import PricePerMTok, Usage
+from gateway.types import Backend, PricePerMTok, Usage
 
 MICRO_PER_USD = 1_000_000
 
@@ -16,3 +16,21 @@ def cost_micro_usd(usage: Usage, price: PricePerMTok | None) -> int:
 
 def format_usd(micro_usd: int) -> str:
     return f"{micro_usd / MICRO_PER_USD:.6f}"
+
+
+# Below this much measured throughput the GPUs are mostly idle: the measured price says so
+# (idle GPUs still cost money) but budgets would swing wildly on a quiet minute, so budgets
+# keep the configured estimate until the deployment is doing real work.
+MIN_MEASURED_TOKENS_PER_HOUR = 10_000.0
+
+
+def effective_price(backend: Backend, tokens_per_hour: float | None) -> PricePerMTok | None:
+    """Self-hosted $/token from what the GPUs cost and what they served (rolling window):
+    GPU hourly cost × count ÷ measured tokens per hour. None without GPU cost or measurement.
+    One price for input and output: the GPU-hour is the same whichever token it produced."""
+    if backend.gpu_hourly_usd is None or not tokens_per_hour:
+        return None
+    if tokens_per_hour < MIN_MEASURED_TOKENS_PER_HOUR:
+        return None
+    per_mtok = backend.gpu_hourly_usd / tokens_per_hour * 1e6
+    return PricePerMTok(per_mtok, per_mtok)

@@ -61,6 +61,21 @@ def redact_chat_payload(payload: Payload, scanner: SpanScanner) -> tuple[Payload
     return {**payload, "messages": new_messages}, mapping
 
 
+def prefix_text(endpoint_is_chat: bool, payload: Payload, chars: int) -> str:
+    """The first `chars` characters the model reads, without walking the whole prompt."""
+    if not endpoint_is_chat:
+        prompt = payload.get("prompt")
+        return prompt[:chars] if isinstance(prompt, str) else ""
+    parts: list[str] = []
+    size = 0
+    for text in _chat_strings(payload):
+        parts.append(text[: chars - size])
+        size += len(parts[-1])
+        if size >= chars:
+            break
+    return "\n".join(parts)
+
+
 def _chat_strings(payload: Payload) -> Iterator[str]:
     messages = payload.get("messages")
     if not isinstance(messages, list):

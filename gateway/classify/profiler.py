@@ -9,13 +9,14 @@ deployments can swap their implementations.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from functools import lru_cache
 from typing import Protocol
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
-from gateway.classify.payload_text import extract_chat_text, redact_chat_payload
+from gateway.classify.payload_text import extract_chat_text, prefix_text, redact_chat_payload
 from gateway.classify.redaction import RedactionMap, redact
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
@@ -35,6 +36,9 @@ class SensitivityDetector(Protocol):
 # Above this many characters the scan (~0.3 µs per character) runs in the worker processes,
 # never on the event loop.
 SCAN_INLINE_CHARS = 32 * 1024
+# About 500 tokens: long enough that requests sharing it share KV blocks worth keeping warm,
+# short enough that a conversation's later turns (which repeat its start) hash the same.
+AFFINITY_PREFIX_CHARS = 2048
 
 
 class RequestClassifier:
@@ -91,7 +95,21 @@ class RequestClassifier:
             spans=spans,
             prompt_tokens_exact=count.exact,
             prompt_tokens_max=count.upper_bound,
+            affinity_key=affinity_key(request),
         )
+
+
+def affinity_key(request: RouteRequest) -> bytes | None:
+    """Stable across processes and replicas (unlike hash()), so every gateway replica sends
+    the same prefix to the same engine replica."""
+    if request.session_id:
+        return b"s:" + request.session_id.encode()
+    if request.endpoint is Endpoint.EMBEDDINGS:
+        return None
+    text = prefix_text(request.endpoint is Endpoint.CHAT, request.payload, AFFINITY_PREFIX_CHARS)
+    if not text:
+        return None
+    return hashlib.blake2b(text.encode(), digest_size=8).digest()
 
 
 def question_text(endpoint: Endpoint, payload: Payload) -> str:

@@ -6,18 +6,28 @@
    What fails is recorded with the reason, and if nothing is left the request fails with it.
 3. The survivors are ordered: `prefer` first, then by objective (predicted cost, latency,
    quality), else round-robin for load-balanced pools, else as listed.
-4. Unhealthy backends and those predicted to miss the rule's latency targets are not
-   dropped but moved last, so a degraded fleet still gets a try instead of a certain error.
+   With live telemetry, load-balanced pools go least loaded first (predicted TTFT from the
+   engine's queue and prefill backlog, then KV headroom), and a prefix or session stays on
+   the replica that holds its KV cache unless that replica is clearly busier (affinity).
+4. Backends that cannot take the request well right now are not dropped but moved last, so
+   a degraded fleet still gets a try instead of a certain error: circuit open, KV cache too
+   full for the request, engine queue over the limit, stale metrics, or a predicted miss of
+   the rule's latency targets. Only stale metrics under `on_stale: fail_closed` exclude.
+   When no regular candidate is left, the rule's `spill_to` backends (typically an external
+   API) are tried first, under the same hard filters.
 5. The rule's fallbacks (which must pass the same hard filters: sensitive data never leaks
    through a fallback) follow.
 """
 
 from __future__ import annotations
 
+import zlib
+
 from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
+from gateway.policy.capacity import ROOM, assess, kv_need_tokens
 from gateway.policy.loader import PolicySet
 from gateway.policy.rules import DEFAULT_RULE, Rule
-from gateway.policy.scoring import Prediction, expected_output_tokens, order, predict
+from gateway.policy.scoring import Prediction, by_load, expected_output_tokens, order, predict
 from gateway.types import (
     Backend,
     FleetSnapshot,
@@ -29,6 +39,7 @@ from gateway.types import (
 )
 
 CONTEXT = "context_window"
+AFFINITY_SLACK_S = 0.05  # below this, TTFT differences are noise next to a prefix-cache hit
 POLICY_EXCLUSIONS = ("zone ", "not in rule")
 
 
@@ -76,28 +87,34 @@ def decide(
         raise _nothing_fits(request, rule, rejected)
 
     output = expected_output_tokens(profile)
-    good = [predict(backend, profile, fleet, output) for backend in fits]
-    degraded: list[Prediction] = []
-    if fleet.health or rule.ttft_s is not None or rule.tpot_s is not None:
-        ttft_max = rule.ttft_s if rule.ttft_s is not None else float("inf")
-        tpot_max = rule.tpot_s if rule.tpot_s is not None else float("inf")
-        keep = []
-        for p in good:
-            if p.ttft_s <= ttft_max and p.tpot_s <= tpot_max and (
-                not fleet.health or fleet.is_healthy(p.backend.name)
-            ):
-                keep.append(p)
-            else:
-                degraded.append(p)
-                rejected.append(Rejection(p.backend.name, _degraded_reason(p, rule, fleet)))
-        good = keep
+    need_kv = kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens)
+    good, degraded = _triage(fits, rule, profile, fleet, policy, output, need_kv, rejected)
+    spilled = False
+    if not good and rule.spill_to:
+        present = {b.name for b in pool}
+        spill = [
+            policy.backends[n] for n in rule.spill_to
+            if n not in present and _admissible(
+                policy.backends[n], rule, profile, needed, floor, rejected
+            )
+        ]
+        good, more = _triage(spill, rule, profile, fleet, policy, output, need_kv, rejected)
+        degraded += more
+        spilled = bool(good)
 
+    if good and (round_robin or rule.objective is not None):
+        start = rotation % len(good)  # equal candidates keep taking turns
+        good = good[start:] + good[:start]
     if rule.objective is not None:
         good = order(good, rule.objective)
-        degraded = order(degraded, rule.objective)
-    elif round_robin and not rule.prefer and good:
-        start = rotation % len(good)
-        good = good[start:] + good[:start]
+    elif round_robin and not rule.prefer and fleet.backends:
+        good = by_load(good)
+    affinity = None
+    if (
+        profile.affinity_key is not None and policy.telemetry.affinity and len(good) > 1
+        and not rule.prefer and (round_robin or rule.objective is not None)
+    ):
+        good, affinity = _with_affinity(good, profile, policy.telemetry.affinity_max_load_ratio)
     ordered = [p.backend for p in _preferred_first(good, rule.prefer) + degraded]
 
     if rule.fallbacks:
@@ -109,12 +126,15 @@ def decide(
                 present.add(name)
     if rule.max_fallbacks is not None:
         ordered = ordered[: 1 + rule.max_fallbacks]
+    if not ordered:  # every candidate failed closed on stale metrics
+        raise _nothing_fits(request, rule, rejected)
 
-    best = good[0] if good and good[0].backend is ordered[0] else predict(
-        ordered[0], profile, fleet, output
+    first = ordered[0]
+    best = next((p for p in good + degraded if p.backend is first), None) or predict(
+        first, profile, fleet.backends.get(first.name), output
     )
     return RouteDecision(
-        primary=ordered[0],
+        primary=first,
         fallbacks=tuple(ordered[1:]),
         rule=rule.name,
         rejected=tuple(rejected),
@@ -123,7 +143,77 @@ def decide(
         predicted_total_s=best.total_s,
         objective=rule.objective.name if rule.objective else None,
         redact=rule.redact and bool(profile.spans),
+        predicted_tpot_s=best.tpot_s,
+        spilled=spilled,
+        affinity=affinity,
     )
+
+
+def _triage(
+    candidates: list[Backend],
+    rule: Rule,
+    profile: Profile,
+    fleet: FleetSnapshot,
+    policy: PolicySet,
+    output: int,
+    need_kv: int,
+    rejected: list[Rejection],
+) -> tuple[list[Prediction], list[Prediction]]:
+    """Split candidates into those that can take the request now and the degraded: circuit
+    open, saturated (KV, queue), stale metrics or predicted to miss the SLO. The degraded are
+    tried last rather than dropped; only fail-closed staleness removes a backend outright."""
+    states = fleet.backends
+    if not states and rule.ttft_s is None and rule.tpot_s is None:
+        return [predict(b, profile, None, output) for b in candidates], []  # nothing to judge
+    now, telemetry = fleet.taken_at_s, policy.telemetry
+    good: list[Prediction] = []
+    degraded: list[tuple[int, float, Prediction]] = []  # (severity, TTFT, ...): least bad first
+    for backend in candidates:
+        state = states.get(backend.name)
+        pressure = ROOM if state is None else assess(backend, state, need_kv, now, telemetry)
+        prediction = predict(backend, profile, state, output, pressure)
+        if pressure.hard:
+            rejected.append(Rejection(backend.name, f"{pressure.saturated} (fail closed)"))
+            continue
+        reason = pressure.saturated
+        severity = 1 if reason is not None and pressure.headroom == 0.0 else 0  # KV full: 1
+        if state is not None and not state.available(now):
+            reason, severity = f"unhealthy: circuit {state.circuit}", 2
+        elif reason is None and rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
+            reason = (f"predicted TTFT {round(prediction.ttft_s * 1000)} ms over target "
+                      f"{round(rule.ttft_s * 1000)} ms")
+        elif reason is None and rule.tpot_s is not None and prediction.tpot_s > rule.tpot_s:
+            reason = (f"predicted time per token {round(prediction.tpot_s * 1e6)} µs over "
+                      f"target {round(rule.tpot_s * 1e6)} µs")
+        if reason is None:
+            good.append(prediction)
+        else:
+            degraded.append((severity, prediction.ttft_s, prediction))
+            rejected.append(Rejection(backend.name, reason))
+    degraded.sort(key=_first_two)
+    return good, [p for _, _, p in degraded]
+
+
+def _with_affinity(
+    good: list[Prediction], profile: Profile, max_load_ratio: float
+) -> tuple[list[Prediction], str | None]:
+    """Move the replica that owns this prefix or session (rendezvous hashing over replicas of
+    the same model and price) to the front, unless its load makes clients wait clearly
+    longer than on the best (a saturated replica is not a candidate at all)."""
+    best = good[0]
+    peers = [p for p in good if p.backend.model == best.backend.model
+             and p.cost_micro_usd == best.cost_micro_usd]
+    if len(peers) < 2:
+        return good, None
+    key = profile.affinity_key
+    assert key is not None
+    owner = max(peers, key=lambda p: zlib.crc32(p.backend.name.encode(), zlib.crc32(key)))
+    if owner.wait_s > best.wait_s * max_load_ratio + AFFINITY_SLACK_S:
+        return good, None
+    kind = "session" if key.startswith(b"s:") else "prefix"
+    if owner is best:
+        return good, kind
+    return [owner, *(p for p in good if p is not owner)], kind
 
 
 def _admissible(
@@ -159,19 +249,8 @@ def _admissible(
     return False
 
 
-def _degraded_reason(prediction: Prediction, rule: Rule, fleet: FleetSnapshot) -> str:
-    if fleet.health and not fleet.is_healthy(prediction.backend.name):
-        return "unhealthy: circuit open"
-    if rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
-        return (
-            f"predicted TTFT {round(prediction.ttft_s * 1000)} ms over target "
-            f"{round(rule.ttft_s * 1000)} ms"
-        )
-    assert rule.tpot_s is not None
-    return (
-        f"predicted time per token {round(prediction.tpot_s * 1e6)} µs over target "
-        f"{round(rule.tpot_s * 1e6)} µs"
-    )
+def _first_two(item: tuple[int, float, Prediction]) -> tuple[int, float]:
+    return item[0], item[1]
 
 
 def _preferred_first(predictions: list[Prediction], prefer: tuple[str, ...]) -> list[Prediction]:

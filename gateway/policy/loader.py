@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from gateway.policy.capacity import TelemetryPolicy, compile_telemetry
 from gateway.policy.rules import Rule, compile_rule
 from gateway.policy.schema import BackendSpec, ModelPoolSpec, PolicyFile, SimulatorSpec
 from gateway.policy.validation import semantic_problems
@@ -56,6 +57,7 @@ class PolicySet:
     simulators: dict[str, SimulatorSpec] = field(default_factory=dict)
     source: str = "<memory>"
     rules: tuple[Rule, ...] = ()
+    telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -87,6 +89,10 @@ class PolicySet:
             return ()
         reserve = max_output_tokens or 0
         return tuple(sorted({b.context_window - reserve for b in pool.backends}))
+
+    def metrics_targets(self) -> dict[str, str]:
+        """Backend name → Prometheus URL, for every backend whose engine is scraped."""
+        return {n: b.metrics_url for n, b in self.backends.items() if b.metrics_url}
 
     def pool(self, model: str) -> Pool | None:
         found = self.pools.get(model)
@@ -141,7 +147,10 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     }
     simulators = {b.name: b.simulate for b in spec.backends if b.simulate is not None}
     rules = tuple(compile_rule(rule, i) for i, rule in enumerate(spec.rules))
-    return PolicySet(backends, pools, tenant_models, simulators, source, rules)
+    return PolicySet(
+        backends, pools, tenant_models, simulators, source, rules,
+        compile_telemetry(spec.telemetry),
+    )
 
 
 def _compile_backend(spec: BackendSpec) -> Backend:
@@ -157,6 +166,10 @@ def _compile_backend(spec: BackendSpec) -> Backend:
     ttft_s, tpot_s = ZONE_LATENCY_PRIORS.get(spec.zone, ZONE_LATENCY_PRIORS["external"])
     if spec.latency is not None:
         ttft_s, tpot_s = spec.latency.ttft_ms / 1000, spec.latency.tpot_ms / 1000
+    kv = spec.kv
+    metrics_url = str(spec.metrics_url) if spec.metrics_url is not None else None
+    if metrics_url is None and spec.provider == "vllm":
+        metrics_url = default_metrics_url(str(spec.base_url))
     return Backend(
         name=spec.name,
         provider=spec.provider,
@@ -178,7 +191,22 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         anthropic_version=spec.anthropic_version,
         default_max_tokens=spec.default_max_tokens,
         max_tokens_field=spec.max_tokens_field or "auto",
+        metrics_url=metrics_url,
+        kv_bytes_per_token=(
+            2 * kv.layers * kv.kv_heads * kv.head_dim * kv.dtype_bytes if kv is not None else None
+        ),
+        max_num_seqs=spec.max_num_seqs,
+        prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
+        gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
     )
+
+
+def default_metrics_url(base_url: str) -> str:
+    """vLLM serves /metrics at the server root, beside the /v1 API."""
+    root = base_url.rstrip("/")
+    if root.endswith("/v1"):
+        root = root[: -len("/v1")]
+    return root + "/metrics"
 
 
 def _problems(exc: ValidationError, root: yaml.Node | None, source: str) -> list[PolicyProblem]:

@@ -91,12 +91,18 @@ class RuleSpec(Strict):
         default=None, description="tried, in order, after every candidate of the rule failed"
     )
     max_fallbacks: int | None = Field(default=None, ge=0)
+    spill_to: list[str] | None = Field(
+        default=None,
+        description="backends (typically an external API) used only while every candidate "
+        "is saturated or predicted to miss the SLO; zone and context limits still apply, so "
+        "data kept at home never spills",
+    )
 
     @model_validator(mode="after")
     def _deny_is_exclusive(self) -> RuleSpec:
         if self.deny is not None:
             others = {"backends", "allow_zones", "allow_backends", "prefer", "objective",
-                      "min_quality_tier", "slo", "fallbacks"}
+                      "min_quality_tier", "slo", "fallbacks", "spill_to"}
             given = sorted(f for f in others if getattr(self, f) is not None)
             if given:
                 raise ValueError(f"a deny rule takes no routing actions (got {', '.join(given)})")
@@ -105,6 +111,6 @@ class RuleSpec(Strict):
     def backend_references(self) -> list[tuple[str, str]]:
         """(field, backend name) for every backend the rule names."""
         out = []
-        for field in ("backends", "allow_backends", "prefer", "fallbacks"):
+        for field in ("backends", "allow_backends", "prefer", "fallbacks", "spill_to"):
             out += [(field, name) for name in getattr(self, field) or ()]
         return out

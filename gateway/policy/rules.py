@@ -96,6 +96,7 @@ class Rule:
     redact: bool
     fallbacks: tuple[str, ...]
     max_fallbacks: int | None
+    spill_to: tuple[str, ...] = ()
 
     def applies_to(self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...]) -> bool:
         """The conditions on who asks for what, not on the content (cacheable per key)."""
@@ -173,6 +174,7 @@ def compile_rule(spec: RuleSpec, index: int) -> Rule:
         redact=spec.redact,
         fallbacks=tuple(spec.fallbacks or ()),
         max_fallbacks=spec.max_fallbacks,
+        spill_to=tuple(spec.spill_to or ()),
     )
 
 

@@ -49,6 +49,11 @@ class LatencySpec(Strict):
 
     ttft_ms: float = Field(gt=0)
     tpot_ms: float = Field(gt=0, description="time per output token")
+    prefill_tokens_per_s: float | None = Field(
+        default=None, gt=0,
+        description="self-hosted: prompt tokens the engine prefills per second (used to "
+        "predict TTFT until measured from its metrics)",
+    )
 
 
 class SimulatorSpec(Strict):
@@ -106,6 +111,11 @@ class BackendSpec(Strict):
         "auto (default) renames max_tokens to max_completion_tokens for o-series and gpt-5",
     )
     kv: KvSpec | None = None
+    max_num_seqs: int | None = Field(
+        default=None, ge=1,
+        description="self-hosted: the engine's batch slots (vLLM --max-num-seqs); requests "
+        "beyond it queue, which TTFT prediction accounts for",
+    )
     latency: LatencySpec | None = None
     metrics_url: HttpUrl | None = Field(
         default=None, description="Prometheus /metrics (default for vllm: beside base_url)"
@@ -150,6 +160,37 @@ class TenantSpec(Strict):
     )
 
 
+class AffinitySpec(Strict):
+    enabled: bool = True
+    max_load_ratio: float = Field(
+        default=1.5, ge=1.0,
+        description="keep a prefix or session on its replica only while the wait its load "
+        "adds (queue, prefill backlog) is at most this multiple of the least loaded "
+        "replica's, plus 50 ms",
+    )
+
+
+class TelemetrySpec(Strict):
+    """How live engine metrics are read and trusted."""
+
+    scrape_interval_s: float = Field(default=1.0, gt=0, le=60)
+    scrape_timeout_s: float = Field(default=0.5, gt=0, le=30)
+    stale_after_s: float = Field(
+        default=5.0, gt=0, description="metrics older than this are not trusted"
+    )
+    on_stale: Literal["avoid", "fail_closed"] = Field(
+        default="avoid",
+        description="avoid: try a backend with stale metrics only after the others; "
+        "fail_closed: never send to it",
+    )
+    max_waiting: int = Field(
+        default=0, ge=0,
+        description="a self-hosted backend with more requests than this waiting in its "
+        "engine queue counts as saturated",
+    )
+    affinity: AffinitySpec = Field(default_factory=AffinitySpec)
+
+
 class ModelPoolSpec(Strict):
     backends: list[str] = Field(min_length=1)
     strategy: Literal["round_robin", "priority"] = Field(
@@ -171,3 +212,4 @@ class PolicyFile(Strict):
         default_factory=list, description="evaluated in order; the first match decides"
     )
     tenants: dict[str, TenantSpec] = Field(default_factory=dict)
+    telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)

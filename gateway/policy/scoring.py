@@ -1,16 +1,18 @@
 """Predicted cost and latency of serving a request on a backend, and ordering by objective.
 
-Latency comes from the fleet snapshot when the gateway has measured the backend, otherwise
-from the policy's priors. Output length is the client's max_tokens, capped at a typical reply
-length when larger (a 4,096-token cap rarely means a 4,096-token answer).
+Latency comes from the backend's live state (engine metrics, the gateway's measurements) when
+there is one, otherwise from the policy's priors (see capacity.predict_latency). Output length
+is the client's max_tokens, capped at a typical reply length when larger (a 4,096-token cap
+rarely means a 4,096-token answer).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from gateway.policy.capacity import ROOM, Pressure, predict_latency
 from gateway.policy.rules import Objective
-from gateway.types import Backend, FleetSnapshot, Profile
+from gateway.types import Backend, BackendState, Profile
 
 TYPICAL_OUTPUT_TOKENS = 256
 
@@ -22,6 +24,9 @@ class Prediction(NamedTuple):
     ttft_s: float
     tpot_s: float
     total_s: float
+    pressure: Pressure = ROOM
+    wait_s: float = 0.0  # load-induced part of the TTFT
+    in_flight: int = 0  # the gateway's own requests there now
 
 
 def expected_output_tokens(profile: Profile) -> int:
@@ -29,15 +34,22 @@ def expected_output_tokens(profile: Profile) -> int:
     return min(requested, TYPICAL_OUTPUT_TOKENS) if requested else TYPICAL_OUTPUT_TOKENS
 
 
-def predict(backend: Backend, profile: Profile, fleet: FleetSnapshot, output: int) -> Prediction:
-    measured = fleet.latency.get(backend.name) if fleet.latency else None
-    if measured is None:
-        ttft, tpot = backend.ttft_s, backend.tpot_s
-    else:
-        ttft, tpot = measured.ttft_s, measured.tpot_s
+def predict(
+    backend: Backend,
+    profile: Profile,
+    state: BackendState | None,
+    output: int,
+    pressure: Pressure = ROOM,
+) -> Prediction:
     price = backend.price
     cost = price.cost_micro_usd(profile.prompt_tokens, output) if price is not None else 0
-    return Prediction(backend, cost, ttft, tpot, ttft + tpot * output)
+    if state is None:
+        ttft, tpot = backend.ttft_s, backend.tpot_s
+        return Prediction(backend, cost, ttft, tpot, ttft + tpot * output, pressure)
+    ttft, tpot, wait = predict_latency(backend, state, profile.prompt_tokens)
+    return Prediction(
+        backend, cost, ttft, tpot, ttft + tpot * output, pressure, wait, state.in_flight
+    )
 
 
 def order(predictions: list[Prediction], objective: Objective) -> list[Prediction]:
@@ -46,7 +58,7 @@ def order(predictions: list[Prediction], objective: Objective) -> list[Predictio
     if len(predictions) < 2:
         return predictions
     if objective.latency == 0 and objective.quality == 0:
-        return sorted(predictions, key=_by_cost)
+        return sorted(predictions, key=_by_cost_then_time)
     if objective.cost == 0 and objective.quality == 0:
         return sorted(predictions, key=_by_time)
     costs = [p.cost_micro_usd for p in predictions]
@@ -69,8 +81,21 @@ def order(predictions: list[Prediction], objective: Objective) -> list[Predictio
     return sorted(predictions, key=score)
 
 
-def _by_cost(p: Prediction) -> int:
-    return p.cost_micro_usd
+def by_load(predictions: list[Prediction]) -> list[Prediction]:
+    """Least loaded first: the wait the load adds (engine queue, prefill backlog), then KV
+    headroom, then the gateway's own in-flight count. Load, not hardware: a replica measured
+    fast must not starve one not yet measured. Waits are compared in 5 ms steps so equally
+    idle replicas keep the caller's rotation."""
+    return sorted(predictions, key=load_key)
+
+
+def load_key(p: Prediction) -> tuple[int, float, int]:
+    return int(p.wait_s * 200), -p.pressure.headroom, p.in_flight
+
+
+def _by_cost_then_time(p: Prediction) -> tuple[int, int, float, int]:
+    # Equal prices (replicas of one deployment) are then told apart by their load.
+    return p.cost_micro_usd, *load_key(p)
 
 
 def _by_time(p: Prediction) -> float:

@@ -61,7 +61,7 @@ def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:
         if rule.name in rule_names:
             out.append((("rules", i, "name"), f"duplicate rule name {rule.name!r}"))
         rule_names.add(rule.name)
-        for field in ("backends", "allow_backends", "prefer", "fallbacks"):
+        for field in ("backends", "allow_backends", "prefer", "fallbacks", "spill_to"):
             for j, name in enumerate(getattr(rule, field) or ()):
                 if name not in seen:
                     out.append((("rules", i, field, j), f"undefined backend {name!r}"))
@@ -128,7 +128,7 @@ def _reachable(spec: PolicyFile, rule: RuleSpec) -> set[str]:
         names = [n for model in rule.when.model for n in pool_members(spec, model)]
     else:
         names = [b.name for b in spec.backends]  # any model, including each backend by name
-    reach = set(names) | set(rule.fallbacks or ())
+    reach = set(names) | set(rule.fallbacks or ()) | set(rule.spill_to or ())
     if rule.allow_backends is not None:
         reach &= set(rule.allow_backends)
     if rule.allow_zones is not None:

@@ -17,12 +17,14 @@ from gateway.budget.store import BudgetStore, Reservation
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError, InternalError
+from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
 from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.streaming import Relay, StreamOutcome
-from gateway.scraper.fleet import FleetState
+from gateway.scraper.fleet import FleetState, Ticket
+from gateway.scraper.latency import split_latency
 from gateway.types import (
     AuditEvent,
     Backend,
@@ -60,6 +62,7 @@ class _Trace:
     decision: RouteDecision | None = None
     backend: Backend | None = None
     attempts: int = 0
+    attempt_started_s: float = 0.0  # when the attempt that answered was sent
     errors: list[str] = field(default_factory=list)
     redacted: tuple[Payload, RedactionMap] | None = None
 
@@ -100,7 +103,7 @@ class RoutingService:
             )
             if request.stream:
                 return await self._open_stream(tenant, request, profile, reservation, trace)
-            reply = await self._dispatch(request, trace)  # 4 dispatch
+            reply = await self._dispatch(request, profile, trace)  # 4 dispatch
         except BaseException as exc:
             error = exc if isinstance(exc, GatewayError) else None
             if error is None and isinstance(exc, Exception):
@@ -116,21 +119,25 @@ class RoutingService:
         )
         return Completed(reply.body, reply.content_type, self._headers(trace, cost))
 
-    async def _dispatch(self, request: RouteRequest, trace: _Trace) -> UpstreamReply:
+    async def _dispatch(
+        self, request: RouteRequest, profile: Profile, trace: _Trace
+    ) -> UpstreamReply:
         assert trace.decision is not None
         last: DispatchError | None = None
         for backend in trace.decision.candidates:
-            trace.attempts += 1
-            trace.backend = backend
             payload, mapping = self._payload_for(request, trace, backend)
+            ticket = self._attempt(backend, profile, trace)
             try:
                 reply = await self._providers[backend.provider].complete(
                     backend, request.endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
-                last = self._failed(backend, exc, trace)
+                last = self._failed(ticket, exc, trace)
                 continue
-            self._fleet.record_success(backend.name)
+            except BaseException:
+                self._fleet.abandoned(ticket)  # the client left: no verdict on the backend
+                raise
+            self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT to measure
             if mapping is not None:
                 reply.body = restore_body(reply.body, mapping)
             return reply
@@ -148,26 +155,34 @@ class RoutingService:
         assert trace.decision is not None
         last: DispatchError | None = None
         stream: UpstreamStream | None = None
+        ticket: Ticket | None = None
         for backend in trace.decision.candidates:
-            trace.attempts += 1
-            trace.backend = backend
             payload, mapping = self._payload_for(request, trace, backend)
+            ticket = self._attempt(backend, profile, trace)
             try:
                 stream = await self._providers[backend.provider].stream(
                     backend, request.endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
-                last = self._failed(backend, exc, trace)
+                last = self._failed(ticket, exc, trace)
                 continue
-            self._fleet.record_success(backend.name)
+            except BaseException:
+                self._fleet.abandoned(ticket)
+                raise
             if mapping is not None:
                 stream = RestoringStream(stream, mapping)
             break
-        if stream is None:
+        if stream is None or ticket is None:
             assert last is not None
             raise last.error
+        attempt = ticket
+        fleet = self._fleet
+
+        def on_first_token() -> None:
+            fleet.first_token(attempt)
 
         async def on_finish(outcome: StreamOutcome) -> None:
+            self._measure(attempt, trace, outcome)
             await self._finish(
                 tenant, request, profile, reservation, trace,
                 outcome.usage or _partial_usage(profile, outcome),
@@ -176,7 +191,8 @@ class RoutingService:
                 if outcome.first_token_at_s is not None else None,
             )
 
-        body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish)
+        body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
+                     on_first_token=on_first_token)
         return Streaming(body, self._headers(trace, None))
 
     def _payload_for(
@@ -191,12 +207,38 @@ class RoutingService:
             trace.redacted = self._classifier.redact(request)
         return trace.redacted
 
-    def _failed(self, backend: Backend, exc: DispatchError, trace: _Trace) -> DispatchError:
+    def _attempt(self, backend: Backend, profile: Profile, trace: _Trace) -> Ticket:
+        trace.attempts += 1
+        trace.backend = backend
+        trace.attempt_started_s = time.perf_counter()
+        return self._fleet.dispatched(
+            backend.name, profile.prompt_tokens,
+            kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
+        )
+
+    def _failed(self, ticket: Ticket, exc: DispatchError, trace: _Trace) -> DispatchError:
         if not exc.retryable:
+            self._fleet.abandoned(ticket)  # the request's fault, not the backend's
             raise exc.error
-        self._fleet.record_failure(backend.name)
-        trace.errors.append(f"{backend.name}: {exc.error.message}")
+        self._fleet.failed(ticket)
+        trace.errors.append(f"{ticket.backend}: {exc.error.message}")
         return exc
+
+    def _measure(self, ticket: Ticket, trace: _Trace, outcome: StreamOutcome) -> None:
+        """The backend's own TTFT and time per token: from this attempt's send, not from
+        when the client's request arrived (classification and failed attempts excluded)."""
+        if outcome.cancelled:
+            self._fleet.abandoned(ticket)
+            return
+        if outcome.error is not None:
+            self._fleet.failed(ticket)
+            return
+        ttft = None
+        if outcome.first_token_at_s is not None:
+            ttft = outcome.first_token_at_s - trace.attempt_started_s
+        total = time.perf_counter() - trace.attempt_started_s
+        tokens = outcome.usage.completion_tokens if outcome.usage else outcome.events
+        self._fleet.succeeded(ticket, ttft, split_latency(ttft, total, tokens))
 
     async def _finish(
         self,

@@ -57,12 +57,14 @@ class Relay:
         *,
         include_usage: bool,
         on_finish: Callable[[StreamOutcome], Awaitable[None]],
+        on_first_token: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._stream = stream
         self._on_finish = on_finish
         self._started = False
-        self._gen = _relay(stream, include_usage=include_usage, on_finish=on_finish, clock=clock)
+        self._gen = _relay(stream, include_usage=include_usage, on_finish=on_finish,
+                           on_first_token=on_first_token, clock=clock)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         self._started = True
@@ -82,11 +84,12 @@ async def _relay(
     *,
     include_usage: bool,
     on_finish: Callable[[StreamOutcome], Awaitable[None]],
+    on_first_token: Callable[[], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> AsyncIterator[bytes]:
     outcome = StreamOutcome()
     try:
-        for_event = _EventMeter(outcome, include_usage, clock)
+        for_event = _EventMeter(outcome, include_usage, clock, on_first_token)
         out = for_event(stream.first)
         if out is not None:
             yield out
@@ -115,14 +118,19 @@ async def _relay(
 class _EventMeter:
     """Inspects each event as cheaply as possible: bytes checks first, JSON only when needed."""
 
-    __slots__ = ("_clock", "_include_usage", "_outcome")
+    __slots__ = ("_clock", "_include_usage", "_on_first_token", "_outcome")
 
     def __init__(
-        self, outcome: StreamOutcome, include_usage: bool, clock: Callable[[], float]
+        self,
+        outcome: StreamOutcome,
+        include_usage: bool,
+        clock: Callable[[], float],
+        on_first_token: Callable[[], None] | None = None,
     ) -> None:
         self._outcome = outcome
         self._include_usage = include_usage
         self._clock = clock
+        self._on_first_token = on_first_token
 
     def __call__(self, event: bytes) -> bytes | None:
         outcome = self._outcome
@@ -142,6 +150,8 @@ class _EventMeter:
         outcome.events += 1
         if outcome.first_token_at_s is None and not _is_role_only(event):
             outcome.first_token_at_s = self._clock()
+            if self._on_first_token is not None:
+                self._on_first_token()
         return frame(event)
 
 

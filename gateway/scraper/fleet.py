@@ -1,55 +1,259 @@
-"""FleetState: the live health of every backend, as the router sees it.
+"""FleetState: the live state of every backend, as the router sees it.
 
-Until the metrics scraper lands, health is passive: the dispatch step reports each success and
-failure, and a backend that fails `failures_to_open` times in a row is skipped for a cool-down
-(circuit open), then tried again (half-open) and closed by the first success.
+Three sources meet here: the engines' scraped `/metrics` (via `record_load`), the gateway's
+own measurements of every attempt (latency, errors, the circuit breaker), and what the gateway
+has sent since the last scrape. Gauges lag by a scrape interval, so requests sent after it are
+added on top (count, KV they may claim, prefill still queued); a burst therefore spreads out
+instead of piling onto the replica that looked idle a second ago.
+
+Every event replaces one backend's frozen `BackendState` in a fresh dict (copy on write), so
+`snapshot()` is a reference plus a timestamp: routing reads it without locks or copies.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from gateway.types import BackendHealth, FleetSnapshot
+from gateway.scraper.breaker import BreakerConfig, CircuitBreaker
+from gateway.scraper.latency import LatencyStats
+from gateway.types import BackendLoad, BackendState, FleetSnapshot
 
-_ALL_HEALTHY = FleetSnapshot()
+PEAK_WINDOW_SCRAPES = 120  # learned capacity = the best rate seen over the last ~2 minutes
+THROUGHPUT_WINDOW_S = 900.0  # effective price: tokens per hour over the last 15 minutes
+MIN_THROUGHPUT_WINDOW_S = 60.0
+
+
+class Ticket:
+    """One attempt on one backend, from dispatch to its end."""
+
+    __slots__ = (
+        "backend",
+        "done",
+        "kv_tokens",
+        "prefilling",
+        "prompt_tokens",
+        "sent_at_s",
+        "since_scrape",
+    )
+
+    def __init__(self, backend: str, sent_at_s: float, prompt_tokens: int, kv_tokens: int):
+        self.backend = backend
+        self.sent_at_s = sent_at_s
+        self.prompt_tokens = prompt_tokens
+        self.kv_tokens = kv_tokens
+        self.since_scrape = True
+        self.prefilling = True
+        self.done = False
+
+
+@dataclass(slots=True)
+class _Backend:
+    breaker: CircuitBreaker
+    latency: LatencyStats
+    load: BackendLoad | None = None
+    scrape_error: str | None = None
+    scrape_failures: int = 0
+    in_flight: int = 0
+    sent_since_scrape: int = 0
+    kv_reserved_tokens: int = 0
+    queued_prefill_tokens: int = 0
+    prefill_peaks: deque[float] | None = None
+    decode_peaks: deque[float] | None = None
+    tokens_window: deque[tuple[float, float, float]] | None = None  # (at, tokens, interval)
+    window_tokens: float = 0.0
+    window_covered_s: float = 0.0
+    # Derived once per scrape, not per request.
+    prefill_peak: float | None = None
+    decode_peak: float | None = None
+    tokens_per_hour: float | None = None
 
 
 class FleetState:
     def __init__(
         self,
         *,
-        failures_to_open: int = 3,
-        cooldown_s: float = 10.0,
+        breaker: BreakerConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._failures_to_open = failures_to_open
-        self._cooldown_s = cooldown_s
+        self._breaker_config = breaker or BreakerConfig()
         self._clock = clock
-        self._failures: dict[str, int] = {}
-        self._open_until: dict[str, float] = {}
+        self._backends: dict[str, _Backend] = {}
+        self._states: dict[str, BackendState] = {}
+        self._tickets: dict[str, set[Ticket]] = {}  # since-scrape tickets per backend
 
+    # ---- routing side -------------------------------------------------------------------
     def snapshot(self) -> FleetSnapshot:
-        if not self._failures:
-            return _ALL_HEALTHY  # the common case: one shared immutable value, no allocation
+        return FleetSnapshot(self._states, self._clock())
+
+    def dispatched(self, backend: str, prompt_tokens: int, kv_tokens: int) -> Ticket:
+        entry = self._entry(backend)
         now = self._clock()
-        health = {
-            name: BackendHealth(
-                healthy=self._open_until.get(name, 0.0) <= now,
-                consecutive_failures=count,
-                retry_at_s=self._open_until.get(name, 0.0),
+        ticket = Ticket(backend, now, prompt_tokens, kv_tokens)
+        entry.breaker.on_dispatch(now)
+        entry.in_flight += 1
+        entry.sent_since_scrape += 1
+        entry.kv_reserved_tokens += kv_tokens
+        entry.queued_prefill_tokens += prompt_tokens
+        self._tickets.setdefault(backend, set()).add(ticket)
+        self._publish(backend, entry)
+        return ticket
+
+    def first_token(self, ticket: Ticket) -> None:
+        if ticket.prefilling and not ticket.done:
+            ticket.prefilling = False
+            entry = self._backends.get(ticket.backend)
+            if entry is not None:
+                entry.queued_prefill_tokens -= ticket.prompt_tokens
+                self._publish(ticket.backend, entry)
+
+    def succeeded(self, ticket: Ticket, ttft_s: float | None, tpot_s: float | None) -> None:
+        entry = self._release(ticket)
+        if entry is not None:
+            entry.breaker.on_success()
+            entry.latency.observe(ttft_s, tpot_s)
+            self._publish(ticket.backend, entry)
+
+    def failed(self, ticket: Ticket) -> None:
+        entry = self._release(ticket)
+        if entry is not None:
+            entry.breaker.on_failure(self._clock())
+            self._publish(ticket.backend, entry)
+
+    def abandoned(self, ticket: Ticket) -> None:
+        """Ended without a verdict on the backend (client left, request refused as invalid)."""
+        entry = self._release(ticket)
+        if entry is not None:
+            entry.breaker.on_abandoned()
+            self._publish(ticket.backend, entry)
+
+    # ---- scraper side (the poller's LoadSink) ------------------------------------------------
+    def record_load(self, backend: str, load: BackendLoad) -> None:
+        entry = self._entry(backend)
+        entry.load = load
+        entry.scrape_error = None
+        # Requests sent before the scrape are in its gauges now; count only later ones on top.
+        for ticket in list(self._tickets.get(backend, ())):
+            if ticket.sent_at_s <= load.scraped_at_s:
+                self._forget_since_scrape(entry, ticket)
+        self._learn_rates(entry, load)
+        self._publish(backend, entry)
+
+    def record_scrape_error(self, backend: str, error: str) -> None:
+        entry = self._entry(backend)
+        entry.scrape_error = error
+        entry.scrape_failures += 1
+
+    def retain(self, backends: Iterable[str]) -> None:
+        """Drop state of backends no longer in the policy (after a reload)."""
+        keep = set(backends)
+        for name in [n for n in self._backends if n not in keep]:
+            del self._backends[name]
+            self._tickets.pop(name, None)
+        self._states = {n: s for n, s in self._states.items() if n in keep}
+
+    # ---- views ------------------------------------------------------------------------------
+    def details(self) -> dict[str, dict[str, object]]:
+        """Per backend: the routing state plus percentiles and scrape errors (for operators)."""
+        now = self._clock()
+        out: dict[str, dict[str, object]] = {}
+        for name, entry in self._backends.items():
+            state = self._states[name]
+            load = entry.load
+            out[name] = {
+                "state": state,
+                "scrape_age_s": None if load is None else max(0.0, now - load.scraped_at_s),
+                "scrape_error": entry.scrape_error,
+                "scrape_failures": entry.scrape_failures,
+                "samples": entry.latency.samples,
+                **entry.latency.percentiles(),
+            }
+        return out
+
+    # ---- internals --------------------------------------------------------------------------
+    def _entry(self, backend: str) -> _Backend:
+        entry = self._backends.get(backend)
+        if entry is None:
+            entry = _Backend(CircuitBreaker(self._breaker_config), LatencyStats())
+            self._backends[backend] = entry
+        return entry
+
+    def _release(self, ticket: Ticket) -> _Backend | None:
+        if ticket.done:
+            return None
+        ticket.done = True
+        entry = self._backends.get(ticket.backend)
+        if entry is None:
+            return None
+        entry.in_flight -= 1
+        if ticket.prefilling:
+            entry.queued_prefill_tokens -= ticket.prompt_tokens
+        if ticket.since_scrape:
+            self._forget_since_scrape(entry, ticket)
+        return entry
+
+    def _forget_since_scrape(self, entry: _Backend, ticket: Ticket) -> None:
+        if ticket.since_scrape:
+            ticket.since_scrape = False
+            entry.sent_since_scrape -= 1
+            entry.kv_reserved_tokens -= ticket.kv_tokens
+            self._tickets[ticket.backend].discard(ticket)
+
+    def _learn_rates(self, entry: _Backend, load: BackendLoad) -> None:
+        if entry.prefill_peaks is None or entry.decode_peaks is None:
+            entry.prefill_peaks = deque(maxlen=PEAK_WINDOW_SCRAPES)
+            entry.decode_peaks = deque(maxlen=PEAK_WINDOW_SCRAPES)
+        if load.prompt_tokens_per_s is not None:
+            entry.prefill_peaks.append(load.prompt_tokens_per_s)
+            entry.prefill_peak = _peak(entry.prefill_peaks)
+        if load.generation_tokens_per_s is not None:
+            entry.decode_peaks.append(load.generation_tokens_per_s)
+            entry.decode_peak = _peak(entry.decode_peaks)
+        if load.interval_s and load.prompt_tokens_per_s is not None:
+            if entry.tokens_window is None:
+                entry.tokens_window = deque()
+            window = entry.tokens_window
+            tokens = (load.prompt_tokens_per_s + (load.generation_tokens_per_s or 0.0))
+            window.append((load.scraped_at_s, tokens * load.interval_s, load.interval_s))
+            entry.window_tokens += tokens * load.interval_s
+            entry.window_covered_s += load.interval_s
+            while window and window[0][0] < load.scraped_at_s - THROUGHPUT_WINDOW_S:
+                _, old_tokens, old_interval = window.popleft()
+                entry.window_tokens -= old_tokens
+                entry.window_covered_s -= old_interval
+            entry.tokens_per_hour = (
+                max(0.0, entry.window_tokens) / entry.window_covered_s * 3600
+                if entry.window_covered_s >= MIN_THROUGHPUT_WINDOW_S else None
             )
-            for name, count in self._failures.items()
-        }
-        return FleetSnapshot(health=health, taken_at_s=now)
 
-    def record_success(self, backend: str) -> None:
-        if backend in self._failures:
-            del self._failures[backend]
-            self._open_until.pop(backend, None)
+    def _publish(self, name: str, entry: _Backend) -> None:
+        breaker = entry.breaker
+        states = dict(self._states)
+        states[name] = BackendState(
+            load=entry.load,
+            circuit=breaker.circuit,
+            retry_at_s=breaker.retry_at_s,
+            probing=breaker.probing,
+            consecutive_failures=breaker.consecutive_failures,
+            error_rate=breaker.error_rate,
+            ttft_s=entry.latency.ttft_s,
+            tpot_s=entry.latency.tpot_s,
+            in_flight=entry.in_flight,
+            sent_since_scrape=entry.sent_since_scrape,
+            kv_reserved_tokens=entry.kv_reserved_tokens,
+            queued_prefill_tokens=max(0, entry.queued_prefill_tokens),
+            prefill_tokens_per_s=entry.prefill_peak,
+            decode_tokens_per_s=entry.decode_peak,
+            tokens_per_hour=entry.tokens_per_hour,
+        )
+        self._states = states
 
-    def record_failure(self, backend: str) -> None:
-        count = self._failures.get(backend, 0) + 1
-        self._failures[backend] = count
-        if count >= self._failures_to_open:
-            self._open_until[backend] = self._clock() + self._cooldown_s
+
+def _peak(samples: deque[float] | None) -> float | None:
+    if not samples:
+        return None
+    best = max(samples)
+    return best if best > 0 else None
+

@@ -125,7 +125,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         max_body_bytes=MAX_BODY,
         audit_log_path=str(tmp / "audit.jsonl"),
         upstream_read_timeout_s=2.0,
-        breaker_failures=1000,  # tests inject failures on purpose; keep every backend eligible
+        # Tests inject failures on purpose; keep every backend eligible.
+        breaker_failures=1000,
+        breaker_min_attempts=10**9,
     )
     policy = parse_policy(policy_text({n: s.port for n, s in sims.items()}, free_port()))
     try:

@@ -31,14 +31,21 @@ def test_chat_non_streaming(gw: Gateway) -> None:
     assert float(raw.headers["x-gateway-cost-usd"]) == pytest.approx(expected, abs=1e-6)
 
 
-def test_round_robin_spreads_requests_over_the_pool(gw: Gateway) -> None:
+def test_different_prompts_spread_over_the_pool_and_a_prefix_sticks(gw: Gateway) -> None:
     client = gw.client()
-    served = {
-        client.chat.completions.with_raw_response.create(
-            model="auto", messages=HELLO, max_tokens=2).headers["x-gateway-backend"]
-        for _ in range(4)
-    }
-    assert served == {"sim-a", "sim-b"}
+
+    def served(content: str, **extra: object) -> str:
+        return client.chat.completions.with_raw_response.create(
+            model="auto", messages=[{"role": "user", "content": content}], max_tokens=2,
+            **extra,
+        ).headers["x-gateway-backend"]
+
+    assert {served(f"question number {i}") for i in range(8)} == {"sim-a", "sim-b"}
+    # The same prefix goes where its KV cache is (the pool is idle, so load allows it).
+    assert len({served("a long shared system prompt") for _ in range(4)}) == 1
+    assert len({
+        served(f"turn {i}", extra_headers={"x-session-id": "conversation-7"}) for i in range(4)
+    }) == 1
 
 
 def test_streaming_with_usage(gw: Gateway) -> None:

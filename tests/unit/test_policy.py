@@ -4,7 +4,8 @@ from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicyError, parse_policy
 from gateway.types import (
-    BackendHealth,
+    BackendState,
+    Circuit,
     Endpoint,
     FleetSnapshot,
     Profile,
@@ -32,6 +33,7 @@ tenants:
     models: [b]
 """
 TENANT = TenantContext("t1", "acme", "k1")
+OPEN = BackendState(circuit=Circuit.OPEN, consecutive_failures=3, retry_at_s=1e9)
 
 
 def request(model: str = "auto") -> RouteRequest:
@@ -77,11 +79,11 @@ def test_context_window_rejections_are_explained():
 
 def test_unhealthy_backends_go_last_not_away():
     policy = parse_policy(POLICY)
-    fleet = FleetSnapshot(health={"a": BackendHealth(healthy=False, consecutive_failures=3)})
+    fleet = FleetSnapshot({"a": OPEN})
     decision = decide(request(), Profile(1, None), TENANT, fleet, policy, rotation=0)
     assert [b.name for b in decision.candidates] == ["b", "a"]
     assert any("circuit open" in r.reason for r in decision.rejected)
-    all_sick = FleetSnapshot(health={n: BackendHealth(healthy=False) for n in ("a", "b")})
+    all_sick = FleetSnapshot({n: OPEN for n in ("a", "b")})
     assert len(decide(request(), Profile(1, None), TENANT, all_sick, policy).candidates) == 2
 
 

@@ -8,8 +8,8 @@ from gateway.errors import NoEligibleBackend, PermissionDenied
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicyError, parse_policy
 from gateway.types import (
-    BackendHealth,
-    BackendLatency,
+    BackendState,
+    Circuit,
     Complexity,
     Endpoint,
     FleetSnapshot,
@@ -75,6 +75,7 @@ rules:
 """
 POLICY = parse_policy(RULES)
 ACME = TenantContext("t", "acme", "k")
+OPEN = BackendState(circuit=Circuit.OPEN, consecutive_failures=3, retry_at_s=1e9)
 
 
 def req(endpoint: Endpoint = Endpoint.CHAT, tags: tuple[str, ...] = ()) -> RouteRequest:
@@ -127,14 +128,14 @@ def test_slo_misses_are_moved_last_not_dropped() -> None:
 
 
 def test_measured_latency_overrides_priors() -> None:
-    fleet = FleetSnapshot(latency={"small": BackendLatency(0.5, 0.05)})
+    fleet = FleetSnapshot({"small": BackendState(ttft_s=0.5, tpot_s=0.05)})
     d = decide(req(), profile(), ACME, fleet, POLICY)
     assert names(d)[0] == "big"  # small is now slow; big (150 ms) still misses 100 ms...
     assert d.predicted_ttft_s == pytest.approx(0.15)
 
 
 def test_unhealthy_backends_go_last() -> None:
-    fleet = FleetSnapshot(health={"small": BackendHealth(healthy=False)})
+    fleet = FleetSnapshot({"small": OPEN})
     d = decide(req(Endpoint.EMBEDDINGS), profile(), ACME, fleet, POLICY)
     assert d.rule == "rest" and names(d)[-1] == "small"
 

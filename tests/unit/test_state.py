@@ -1,9 +1,7 @@
-"""Fleet breaker, budget store, key authenticator cache and key hashing."""
+"""Key authenticator cache and key hashing."""
 
 import pytest
 
-from gateway.budget.store import MemoryBudgetStore
-from gateway.scraper.fleet import FleetState
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.keys import KEY_PREFIX, generate_key, hash_key
 from gateway.types import TenantContext
@@ -15,32 +13,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def test_breaker_opens_after_consecutive_failures_and_half_opens_after_cooldown():
-    clock = Clock()
-    fleet = FleetState(failures_to_open=2, cooldown_s=5, clock=clock)
-    fleet.record_failure("a")
-    assert fleet.snapshot().is_healthy("a")
-    fleet.record_failure("a")
-    assert not fleet.snapshot().is_healthy("a")
-    clock.now += 5.1
-    assert fleet.snapshot().is_healthy("a")  # half-open: may be tried again
-    fleet.record_success("a")
-    assert fleet.snapshot().health == {}
-
-
-async def test_budget_reserve_settle_is_idempotent_and_reservations_expire():
-    clock = Clock()
-    store = MemoryBudgetStore(reservation_ttl_s=60, clock=clock)
-    r1 = await store.reserve("req1", "t", 5000)
-    assert await store.spent_today("t") == 5000
-    await store.settle(r1, 1200)
-    await store.settle(r1, 1200)  # retried settle: no double charge
-    assert await store.spent_today("t") == 1200
-    await store.reserve("req2", "t", 9000)  # a replica that crashed before settling
-    clock.now += 61
-    assert await store.spent_today("t") == 1200
 
 
 async def test_authenticator_caches_hits_and_misses():

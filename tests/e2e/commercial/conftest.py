@@ -111,7 +111,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     for server in servers:
         server.start()
     settings = Settings(database_url=db_url, audit_log_path=str(tmp / "audit.jsonl"),
-                        upstream_read_timeout_s=5.0, breaker_failures=1000)
+                        upstream_read_timeout_s=5.0, breaker_failures=1000,
+                        breaker_min_attempts=10**9)
     policy = parse_policy(policy_text(*(s.url for s in servers), free_port()))
     try:
         with serve(create_app(settings, policy=policy)) as gateway:
