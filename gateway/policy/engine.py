@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 
 from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
 from gateway.policy.capacity import ROOM, assess, kv_need_tokens
@@ -50,6 +51,7 @@ def decide(
     fleet: FleetSnapshot,
     policy: PolicySet,
     rotation: int = 0,
+    over_soft_limit: bool = False,
 ) -> RouteDecision:
     allowed = policy.tenant_models.get(tenant.tenant_name)
     if allowed is not None and request.model not in allowed:
@@ -61,13 +63,13 @@ def decide(
     for candidate in policy.applicable_rules(
         request.model, tenant.tenant_name, request.endpoint.value, request.tags
     ):
-        if candidate.matches_profile(request, profile):
+        if candidate.matches_profile(request, profile, over_soft_limit):
             rule = candidate
             break
     if rule.deny is not None:
         raise PermissionDenied(rule.deny, code="policy_denied")
 
-    round_robin = False
+    strategy = "priority"
     if rule.backends is not None:
         pool: tuple[Backend, ...] = tuple(policy.backends[n] for n in rule.backends)
     else:
@@ -77,7 +79,9 @@ def decide(
                 f"The model '{request.model}' does not exist or you do not have access to it.",
                 param="model",
             )
-        pool, round_robin = found.backends, found.round_robin
+        pool, strategy = found.backends, found.strategy
+    balanced = strategy != "priority"
+    load_aware = strategy == "load_aware"
 
     rejected: list[Rejection] = []
     needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
@@ -88,7 +92,8 @@ def decide(
 
     output = expected_output_tokens(profile)
     need_kv = kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens)
-    good, degraded = _triage(fits, rule, profile, fleet, policy, output, need_kv, rejected)
+    live = fleet if load_aware or rule.backends is not None else _health_only(fleet)
+    good, degraded = _triage(fits, rule, profile, live, policy, output, need_kv, rejected)
     spilled = False
     if not good and rule.spill_to:
         present = {b.name for b in pool}
@@ -98,21 +103,23 @@ def decide(
                 policy.backends[n], rule, profile, needed, floor, rejected
             )
         ]
-        good, more = _triage(spill, rule, profile, fleet, policy, output, need_kv, rejected)
+        good, more = _triage(spill, rule, profile, live, policy, output, need_kv, rejected)
         degraded += more
         spilled = bool(good)
 
-    if good and (round_robin or rule.objective is not None):
+    if good and (balanced or rule.objective is not None):
         start = rotation % len(good)  # equal candidates keep taking turns
         good = good[start:] + good[:start]
     if rule.objective is not None:
         good = order(good, rule.objective)
-    elif round_robin and not rule.prefer and fleet.backends:
+    elif load_aware and not rule.prefer and fleet.backends:
         good = by_load(good)
+    elif strategy == "least_in_flight" and not rule.prefer:
+        good = sorted(good, key=_in_flight)
     affinity = None
     if (
         profile.affinity_key is not None and policy.telemetry.affinity and len(good) > 1
-        and not rule.prefer and (round_robin or rule.objective is not None)
+        and not rule.prefer and (load_aware or rule.objective is not None)
     ):
         good, affinity = _with_affinity(good, profile, policy.telemetry.affinity_max_load_ratio)
     ordered = [p.backend for p in _preferred_first(good, rule.prefer) + degraded]
@@ -247,6 +254,20 @@ def _admissible(
         reason = f"quality tier {backend.quality_tier} below the floor {floor}"
     rejected.append(Rejection(backend.name, reason))
     return False
+
+
+def _health_only(fleet: FleetSnapshot) -> FleetSnapshot:
+    """The fleet as a load-blind balancer sees it: circuits and the gateway's own counts,
+    no engine metrics (for round_robin and least_in_flight pools)."""
+    if not fleet.backends:
+        return fleet
+    return FleetSnapshot(
+        {n: replace(s, load=None) for n, s in fleet.backends.items()}, fleet.taken_at_s
+    )
+
+
+def _in_flight(p: Prediction) -> int:
+    return p.in_flight
 
 
 def _first_two(item: tuple[int, float, Prediction]) -> tuple[int, float]:

@@ -14,7 +14,13 @@ from pydantic import ValidationError
 
 from gateway.policy.capacity import TelemetryPolicy, compile_telemetry
 from gateway.policy.rules import Rule, compile_rule
-from gateway.policy.schema import BackendSpec, ModelPoolSpec, PolicyFile, SimulatorSpec
+from gateway.policy.schema import (
+    BackendSpec,
+    ModelPoolSpec,
+    PolicyFile,
+    SimulatorSpec,
+    TenantSpec,
+)
 from gateway.policy.validation import semantic_problems
 from gateway.types import Backend, PricePerMTok
 
@@ -44,7 +50,7 @@ class PolicyError(Exception):
 @dataclass(frozen=True, slots=True)
 class Pool:
     backends: tuple[Backend, ...]
-    round_robin: bool = True
+    strategy: str = "load_aware"  # see ModelPoolSpec.strategy
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,7 @@ class PolicySet:
     source: str = "<memory>"
     rules: tuple[Rule, ...] = ()
     telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
+    tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)  # budgets and limits
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -139,7 +146,7 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     for name, pool in spec.models.items():
         if isinstance(pool, ModelPoolSpec):
             members = tuple(backends[b] for b in pool.backends)
-            pools[name] = Pool(members, round_robin=pool.strategy == "round_robin")
+            pools[name] = Pool(members, strategy=pool.strategy)
         else:
             pools[name] = Pool(tuple(backends[b] for b in pool))
     tenant_models = {
@@ -149,7 +156,7 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     rules = tuple(compile_rule(rule, i) for i, rule in enumerate(spec.rules))
     return PolicySet(
         backends, pools, tenant_models, simulators, source, rules,
-        compile_telemetry(spec.telemetry),
+        compile_telemetry(spec.telemetry), dict(spec.tenants),
     )
 
 

@@ -47,6 +47,11 @@ class When(Strict):
     max_output_tokens: Range | None = None
     tags: list[str] | None = Field(default=None, description="any of the x-gateway-tags")
     endpoint: list[Endpoint] | None = None
+    budget: list[Literal["ok", "soft_limit"]] | None = Field(
+        default=None,
+        description="soft_limit: the tenant (or key, or tag) has spent past its budget's "
+        "soft limit; use it to downgrade to cheaper backends before the hard stop",
+    )
 
     def is_catch_all(self) -> bool:
         return all(getattr(self, name) is None for name in type(self).model_fields)

@@ -83,6 +83,7 @@ class Rule:
     max_output_tokens: Bounds | None
     tags: frozenset[str] | None
     endpoints: frozenset[str] | None
+    budget: frozenset[str] | None
     # actions
     deny: str | None
     backends: tuple[str, ...] | None
@@ -107,8 +108,14 @@ class Rule:
             and (self.tags is None or not self.tags.isdisjoint(tags))
         )
 
-    def matches_profile(self, request: RouteRequest, profile: Profile) -> bool:
-        """The conditions that depend on the request's content."""
+    def matches_profile(
+        self, request: RouteRequest, profile: Profile, over_soft_limit: bool = False
+    ) -> bool:
+        """The conditions that depend on the request's content (and the budget's state)."""
+        if self.budget is not None and (
+            ("soft_limit" if over_soft_limit else "ok") not in self.budget
+        ):
+            return False
         if self.sensitivity is not None:
             found = profile.sensitivity or (NO_FINDINGS,)
             if self.sensitivity.isdisjoint(found):
@@ -162,6 +169,7 @@ def compile_rule(spec: RuleSpec, index: int) -> Rule:
         max_output_tokens=compile_range(when.max_output_tokens),
         tags=frozen(when.tags),
         endpoints=frozen(list(when.endpoint) if when.endpoint else None),
+        budget=frozen(list(when.budget) if when.budget else None),
         deny=spec.deny,
         backends=tuple(spec.backends) if spec.backends is not None else None,
         allow_zones=frozen(spec.allow_zones),
@@ -183,6 +191,7 @@ def compile_rule(spec: RuleSpec, index: int) -> Rule:
 DEFAULT_RULE = Rule(
     name="model-pool", index=-1, tenants=None, models=None, sensitivity=None, complexity=None,
     p_strong=None, prompt_tokens=None, max_output_tokens=None, tags=None, endpoints=None,
-    deny=None, backends=None, allow_zones=None, allow_backends=None, prefer=(), objective=None,
-    min_quality=None, ttft_s=None, tpot_s=None, redact=False, fallbacks=(), max_fallbacks=None,
+    budget=None, deny=None, backends=None, allow_zones=None, allow_backends=None, prefer=(),
+    objective=None, min_quality=None, ttft_s=None, tpot_s=None, redact=False, fallbacks=(),
+    max_fallbacks=None,
 )

@@ -152,11 +152,53 @@ class BackendSpec(Strict):
         return self
 
 
+class BudgetSpec(Strict):
+    """Spend caps per UTC day and month (omitted: unlimited). Reaching `soft_limit` of any of
+    them marks requests over budget for rules (`when: {budget: [soft_limit]}`) and adds a
+    warning header; reaching the cap refuses requests with 429 insufficient_quota."""
+
+    daily_usd: float | None = Field(default=None, ge=0)
+    monthly_usd: float | None = Field(default=None, ge=0)
+    daily_tokens: int | None = Field(default=None, ge=0)
+    monthly_tokens: int | None = Field(default=None, ge=0)
+    soft_limit: float = Field(default=0.8, gt=0, le=1, description="share of a cap")
+
+
+class LimitsSpec(Strict):
+    rpm: int | None = Field(default=None, ge=1, description="requests per minute")
+    tpm: int | None = Field(
+        default=None, ge=1,
+        description="tokens per minute: prompt + max output at admission, corrected to the "
+        "actual count when the request settles",
+    )
+    concurrent: int | None = Field(default=None, ge=1, description="requests in flight")
+
+
+class ScopeSpec(Strict):
+    budget: BudgetSpec | None = None
+    limits: LimitsSpec | None = None
+
+
 class TenantSpec(Strict):
-    """Per-tenant settings (budgets and limits arrive with the budget work)."""
+    """Per-tenant settings. Budgets and limits set through the admin API override these."""
 
     models: list[str] | None = Field(
         default=None, description="virtual models this tenant may use (default: all)"
+    )
+    budget: BudgetSpec | None = None
+    limits: LimitsSpec | None = None
+    per_key: ScopeSpec | None = Field(
+        default=None, description="budget and limits every API key of the tenant gets"
+    )
+    tags: dict[str, ScopeSpec] = Field(
+        default_factory=dict,
+        description="budgets and limits per x-gateway-tags value (e.g. a team or feature)",
+    )
+    on_budget_store_error: Literal["fail_open", "fail_closed"] = Field(
+        default="fail_open",
+        description="when the budget store (Redis) cannot answer: fail_open serves the "
+        "request unmetered (marked in the audit record and a metric); fail_closed refuses "
+        "it with 503",
     )
 
 
@@ -193,9 +235,12 @@ class TelemetrySpec(Strict):
 
 class ModelPoolSpec(Strict):
     backends: list[str] = Field(min_length=1)
-    strategy: Literal["round_robin", "priority"] = Field(
-        default="round_robin",
-        description="round_robin spreads load over healthy members; priority always tries "
+    strategy: Literal["load_aware", "round_robin", "least_in_flight", "priority"] = Field(
+        default="load_aware",
+        description="load_aware (default) sends each request to the member with the most room "
+        "by live engine metrics (KV, queue, prefill backlog) and keeps prefixes and sessions "
+        "on their replica; round_robin takes turns among healthy members regardless of load; "
+        "least_in_flight picks the member with the fewest gateway requests; priority tries "
         "them in the listed order (primary, then fallbacks)",
     )
 

@@ -30,6 +30,7 @@ class PolicyStore:
         self._signature = self._stat()
         self.current: PolicySet = load_policy(path)
         self._task: asyncio.Task[None] | None = None
+        self._listeners: list[Callable[[PolicySet], None]] = []
 
     @classmethod
     def fixed(cls, policy: PolicySet) -> PolicyStore:
@@ -41,7 +42,12 @@ class PolicyStore:
         store.current = policy
         store._task = None
         store._on_reload = None
+        store._listeners = []
         return store
+
+    def subscribe(self, listener: Callable[[PolicySet], None]) -> None:
+        """Called with each new policy once it is in force (e.g. to re-point the scraper)."""
+        self._listeners.append(listener)
 
     def _stat(self) -> tuple[int, int] | None:
         # Size as well as mtime: a file written in two steps within one clock tick still
@@ -64,6 +70,8 @@ class PolicyStore:
         # finishes on it; every later request sees the new one.
         self.current = policy
         log.info("policy reloaded from %s", self._path)
+        for listener in self._listeners:
+            listener(policy)
         self._report(True)
         return True
 

@@ -162,3 +162,14 @@ def test_assess_without_metrics_is_room_and_need_defaults_to_a_typical_reply():
     policy = parse_policy(POLICY)
     assert assess(policy.backends["a"], None, 10, NOW, TelemetryPolicy()).saturated is None
     assert kv_need_tokens(100, None) == 612 and kv_need_tokens(100, 50) == 150
+
+
+def test_load_blind_strategies_ignore_engine_metrics_for_the_benchmark_baselines():
+    full = {"a": state(kv_usage=0.99, running=4, waiting=9), "b": state()}
+    rr = POLICY.replace("auto: [a, b]", "auto: {backends: [a, b], strategy: round_robin}")
+    firsts = {names(route(full, rotation=r, policy_text=rr))[0] for r in range(2)}
+    assert firsts == {"a", "b"}  # takes turns even though a is full
+    assert not route(full, policy_text=rr).spilled
+    lif = POLICY.replace("auto: [a, b]", "auto: {backends: [a, b], strategy: least_in_flight}")
+    busy = {"a": state(in_flight=1), "b": state(in_flight=5)}
+    assert {names(route(busy, rotation=r, policy_text=lif))[0] for r in range(2)} == {"a"}
