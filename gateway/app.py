@@ -8,20 +8,24 @@ Nothing else constructs engines, clients, stores or writers; handlers reach them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from multiprocessing import get_context
 
+import httpx
 from fastapi import FastAPI
-from redis.asyncio import Redis
 
-from gateway.api import admin, admin_fleet, health, messages, openai
+from gateway.api import admin, admin_fleet, budgets, health, messages, openai
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
 from gateway.audit.writer import AuditWriter, JsonLinesSink
-from gateway.budget.store import MemoryBudgetStore
+from gateway.budget.limits_repository import LimitsRepository
+from gateway.budget.memory_store import MemoryBudgetStore
+from gateway.budget.redis_store import RedisBudgetStore, make_client
+from gateway.budget.store import BudgetStore
 from gateway.classify.standard import standard_classifier
 from gateway.classify.tokens import count_many
 from gateway.components import Components
@@ -33,9 +37,13 @@ from gateway.providers.anthropic import AnthropicProvider
 from gateway.providers.azure import AzureDialect
 from gateway.providers.base import Provider
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
+from gateway.routing.budgeting import BudgetGate
+from gateway.routing.fleet_view import fleet_view
+from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
 from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.fleet import FleetState
+from gateway.scraper.poller import MetricsPoller
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
@@ -65,7 +73,16 @@ def create_app(
                 on_reload=metrics.policy_reloaded,
             )
         )
-        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        redis = (
+            make_client(settings.redis_url, settings.redis_timeout_s) if settings.redis_url
+            else None
+        )
+        budget_store: BudgetStore = (
+            RedisBudgetStore(redis, reservation_ttl_s=settings.budget_reservation_ttl_s,
+                             op_timeout_s=2 * settings.redis_timeout_s)
+            if redis is not None
+            else MemoryBudgetStore(reservation_ttl_s=settings.budget_reservation_ttl_s)
+        )
         limits = {
             "connect_timeout_s": settings.upstream_connect_timeout_s,
             "read_timeout_s": settings.upstream_read_timeout_s,
@@ -85,6 +102,7 @@ def create_app(
             min_attempts=settings.breaker_min_attempts,
             cooldown_s=settings.breaker_cooldown_s,
         ))
+        metrics.watch_fleet(lambda: fleet_view(fleet.details(), policy_store.current))
         sink = JsonLinesSink(settings.audit_log_path)
         audit = AuditWriter(sink)
         # Large exact token counts run in other processes (the encoder holds the GIL); two,
@@ -97,11 +115,14 @@ def create_app(
                                                        "o200k_base")
             for _ in range(2)
         ))
+        limits_repo = LimitsRepository(engine)
+        limits = LimitsResolver(limits_repo.overrides, ttl_s=settings.limits_cache_ttl_s)
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,
             fleet=fleet,
-            budget=MemoryBudgetStore(),
+            budget=BudgetGate(budget_store, metrics),
+            limits=limits,
             providers=providers,
             audit=audit,
         )
@@ -116,13 +137,32 @@ def create_app(
             routing=routing,
             classifier=classifier,
             metrics=metrics,
+            budget_store=budget_store,
+            limits=limits,
+            limits_repo=limits_repo,
             redis=redis,
         )
+        scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
+        telemetry = policy_store.current.telemetry
+        poller = MetricsPoller(scrape_client, fleet, interval_s=telemetry.scrape_interval_s,
+                               timeout_s=telemetry.scrape_timeout_s)
+
+        def follow(new_policy: PolicySet) -> None:
+            poller.set_targets(new_policy.metrics_targets())
+            fleet.retain(new_policy.backends)
+
+        follow(policy_store.current)
+        policy_store.subscribe(follow)
+        scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
         audit.start()
         policy_store.start()
         try:
             yield
         finally:
+            scraping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await scraping
+            await scrape_client.aclose()
             await policy_store.stop()
             await audit.stop()
             sink.close()
@@ -150,6 +190,8 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(admin.router)
     app.include_router(admin_fleet.router)
+    app.include_router(budgets.tenant_router)
+    app.include_router(budgets.admin_router)
     app.include_router(health.router)
     app.add_middleware(RequestIdMiddleware)
     return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})

@@ -8,8 +8,11 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.audit.writer import AuditWriter
+from gateway.budget.limits_repository import LimitsRepository
+from gateway.budget.store import BudgetStore
 from gateway.classify.profiler import RequestClassifier
 from gateway.policy.store import PolicyStore
+from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
 from gateway.scraper.fleet import FleetState
 from gateway.settings import Settings
@@ -30,4 +33,7 @@ class Components:
     routing: RoutingService
     classifier: RequestClassifier
     metrics: GatewayMetrics
+    budget_store: BudgetStore
+    limits: LimitsResolver
+    limits_repo: LimitsRepository
     redis: Redis | None = None

@@ -131,3 +131,11 @@ class InternalError(GatewayError):
     status = 500
     error_type = "server_error"
     code = "internal_error"
+
+
+class BudgetStoreUnavailable(GatewayError):
+    """The budget store (Redis) did not answer and the tenant's policy says fail closed."""
+
+    status = 503
+    error_type = "service_unavailable"
+    code = "budget_store_unavailable"

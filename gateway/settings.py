@@ -21,6 +21,11 @@ class Settings(BaseSettings):
     # Embedded default: a SQLite file and in-process state. Production: Postgres + Redis.
     database_url: str = f"sqlite+aiosqlite:///{DEFAULT_STATE_DIR}/gateway.db"
     redis_url: str | None = None
+    redis_timeout_s: float = Field(default=0.25, gt=0)  # per call: Redis never hangs a request
+    # A crashed replica's reservations stop counting against budgets after this long; it
+    # must outlast the longest request (streams included).
+    budget_reservation_ttl_s: float = Field(default=900.0, gt=0)
+    limits_cache_ttl_s: float = Field(default=5.0, ge=0)  # admin-set limits reach replicas
     policy_path: Path = DEFAULT_POLICY
     policy_poll_interval_s: float = Field(default=1.0, gt=0)
 

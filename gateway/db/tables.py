@@ -4,6 +4,7 @@ these mirror them for queries, and `metadata.create_all` only ever runs on a fre
 from __future__ import annotations
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     Column,
     DateTime,
@@ -42,3 +43,16 @@ api_keys = Table(
 )
 
 Index("ix_api_keys_tenant_id", api_keys.c.tenant_id)
+
+# Budgets and limits set through the admin API; a row replaces the policy file's setting for
+# that scope. Values are the policy schema's BudgetSpec / LimitsSpec as JSON.
+budget_limits = Table(
+    "budget_limits",
+    metadata,
+    Column("tenant_id", String(32), ForeignKey("tenants.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("scope", String(160), primary_key=True),
+    Column("budget", JSON, nullable=True),
+    Column("limits", JSON, nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gateway.audit.writer import AuditWriter
-from gateway.budget.pricing import cost_micro_usd, format_usd
-from gateway.budget.store import BudgetStore, Reservation
+from gateway.budget.limits import Reservation
+from gateway.budget.pricing import cost_micro_usd, effective_price, format_usd
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError, InternalError
@@ -21,14 +21,17 @@ from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
 from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
+from gateway.routing.budgeting import BudgetGate
+from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.streaming import Relay, StreamOutcome
+from gateway.routing.trace import RequestTrace, audit_event
 from gateway.scraper.fleet import FleetState, Ticket
 from gateway.scraper.latency import split_latency
 from gateway.types import (
-    AuditEvent,
     Backend,
     Payload,
+    PricePerMTok,
     Profile,
     RouteDecision,
     RouteRequest,
@@ -54,19 +57,6 @@ class Streaming:
     headers: dict[str, str]
 
 
-@dataclass(slots=True)
-class _Trace:
-    """What the request path learned, for the audit record."""
-
-    started_s: float
-    decision: RouteDecision | None = None
-    backend: Backend | None = None
-    attempts: int = 0
-    attempt_started_s: float = 0.0  # when the attempt that answered was sent
-    errors: list[str] = field(default_factory=list)
-    redacted: tuple[Payload, RedactionMap] | None = None
-
-
 class RoutingService:
     def __init__(
         self,
@@ -74,7 +64,8 @@ class RoutingService:
         policy: PolicyStore,
         classifier: RequestClassifier,
         fleet: FleetState,
-        budget: BudgetStore,
+        budget: BudgetGate,
+        limits: LimitsResolver,
         providers: Mapping[str, Provider],
         audit: AuditWriter,
     ) -> None:
@@ -82,25 +73,29 @@ class RoutingService:
         self._classifier = classifier
         self._fleet = fleet
         self._budget = budget
+        self._limits = limits
         self._providers = providers
         self._audit = audit
         self._rotation = itertools.count()
 
     async def handle(self, tenant: TenantContext, request: RouteRequest) -> Completed | Streaming:
-        trace = _Trace(started_s=time.perf_counter())
+        trace = RequestTrace(started_s=time.perf_counter())
         reservation: Reservation | None = None
         policy = self._policy.current  # one policy for the whole request, even across a reload
         profile = await self._classifier.profile(  # 1 classify
             request, policy.token_thresholds(request.model, request.max_output_tokens)
         )
         try:
+            scopes = await self._limits.scopes(policy, tenant, request.tags)
             decision = decide(  # 2 decide
-                request, profile, tenant, self._fleet.snapshot(), policy, next(self._rotation)
+                request, profile, tenant, self._fleet.snapshot(), policy, next(self._rotation),
+                self._budget.over_soft_limit(tenant.tenant_id),
             )
             trace.decision = decision
-            reservation = await self._budget.reserve(  # 3 reserve
-                request.request_id, tenant.tenant_id, _worst_case(profile, decision.primary)
+            admitted = await self._budget.admit(  # 3 reserve
+                policy, tenant, request.request_id, scopes, *_worst_case(profile, decision)
             )
+            reservation, trace.headers = admitted.reservation, admitted.headers
             if request.stream:
                 return await self._open_stream(tenant, request, profile, reservation, trace)
             reply = await self._dispatch(request, profile, trace)  # 4 dispatch
@@ -120,7 +115,7 @@ class RoutingService:
         return Completed(reply.body, reply.content_type, self._headers(trace, cost))
 
     async def _dispatch(
-        self, request: RouteRequest, profile: Profile, trace: _Trace
+        self, request: RouteRequest, profile: Profile, trace: RequestTrace
     ) -> UpstreamReply:
         assert trace.decision is not None
         last: DispatchError | None = None
@@ -150,7 +145,7 @@ class RoutingService:
         request: RouteRequest,
         profile: Profile,
         reservation: Reservation,
-        trace: _Trace,
+        trace: RequestTrace,
     ) -> Streaming:
         assert trace.decision is not None
         last: DispatchError | None = None
@@ -191,12 +186,18 @@ class RoutingService:
                 if outcome.first_token_at_s is not None else None,
             )
 
+        def annotate(usage: Usage) -> dict[str, str]:
+            cost = cost_micro_usd(usage, self._price(attempt_backend))
+            return {"cost_usd": format_usd(cost), "backend": attempt_backend.name}
+
+        attempt_backend = trace.backend
+        assert attempt_backend is not None
         body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
-                     on_first_token=on_first_token)
+                     on_first_token=on_first_token, annotate_usage=annotate)
         return Streaming(body, self._headers(trace, None))
 
     def _payload_for(
-        self, request: RouteRequest, trace: _Trace, backend: Backend
+        self, request: RouteRequest, trace: RequestTrace, backend: Backend
     ) -> tuple[Payload, RedactionMap | None]:
         """What this backend may see: the original inside self_hosted, placeholders outside
         it when the route redacts (computed once, reused across fallbacks)."""
@@ -207,7 +208,7 @@ class RoutingService:
             trace.redacted = self._classifier.redact(request)
         return trace.redacted
 
-    def _attempt(self, backend: Backend, profile: Profile, trace: _Trace) -> Ticket:
+    def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
         trace.attempts += 1
         trace.backend = backend
         trace.attempt_started_s = time.perf_counter()
@@ -216,7 +217,7 @@ class RoutingService:
             kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
         )
 
-    def _failed(self, ticket: Ticket, exc: DispatchError, trace: _Trace) -> DispatchError:
+    def _failed(self, ticket: Ticket, exc: DispatchError, trace: RequestTrace) -> DispatchError:
         if not exc.retryable:
             self._fleet.abandoned(ticket)  # the request's fault, not the backend's
             raise exc.error
@@ -224,7 +225,7 @@ class RoutingService:
         trace.errors.append(f"{ticket.backend}: {exc.error.message}")
         return exc
 
-    def _measure(self, ticket: Ticket, trace: _Trace, outcome: StreamOutcome) -> None:
+    def _measure(self, ticket: Ticket, trace: RequestTrace, outcome: StreamOutcome) -> None:
         """The backend's own TTFT and time per token: from this attempt's send, not from
         when the client's request arrived (classification and failed attempts excluded)."""
         if outcome.cancelled:
@@ -246,7 +247,7 @@ class RoutingService:
         request: RouteRequest,
         profile: Profile,
         reservation: Reservation | None,
-        trace: _Trace,
+        trace: RequestTrace,
         usage: Usage | None,
         *,
         error: GatewayError | None = None,
@@ -255,47 +256,30 @@ class RoutingService:
     ) -> int:
         backend = trace.backend
         usage = usage or Usage()
-        cost = cost_micro_usd(usage, backend.price if backend else None)
+        cost = cost_micro_usd(usage, self._price(backend)) if backend else 0
         if reservation is not None:
-            await self._budget.settle(reservation, cost)
-        if cancelled:
-            status, outcome = 499, "client_disconnected"
-        elif error is not None:
-            status, outcome = error.status, "error"
-        else:
-            status, outcome = 200, "ok"
-        decision = trace.decision
-        self._audit.record(
-            AuditEvent(
-                request_id=request.request_id,
-                ts_unix_s=time.time(),
-                tenant_id=tenant.tenant_id,
-                key_id=tenant.key_id,
-                endpoint=request.endpoint.value,
-                requested_model=request.model,
-                backend=backend.name if backend else None,
-                upstream_model=backend.model if backend else None,
-                rule=decision.rule if decision else None,
-                status=status,
-                error_type=error.error_type if error else None,
-                prompt_tokens=usage.prompt_tokens or (profile.prompt_tokens if error else 0),
-                completion_tokens=usage.completion_tokens,
-                cached_tokens=usage.cached_tokens,
-                cost_micro_usd=cost,
-                duration_s=time.perf_counter() - trace.started_s,
-                ttft_s=ttft_s,
-                attempts=trace.attempts,
-                stream=request.stream,
-                outcome=outcome,
-                rejected=decision.rejected if decision else (),
-            )
-        )
+            await self._budget.settle(reservation, cost, usage.total_tokens)
+        self._audit.record(audit_event(
+            tenant, request, profile, trace, usage, cost, error=error, cancelled=cancelled,
+            ttft_s=ttft_s,
+        ))
         return cost
 
+    def _price(self, backend: Backend) -> PricePerMTok | None:
+        """What a request on this backend costs: self-hosted at the GPUs' measured effective
+        price once there is enough throughput to measure, else the policy's price."""
+        if backend.gpu_hourly_usd is not None:
+            state = self._fleet.snapshot().backends.get(backend.name)
+            measured = effective_price(backend, state.tokens_per_hour if state else None)
+            if measured is not None:
+                return measured
+        return backend.price
+
     @staticmethod
-    def _headers(trace: _Trace, cost_micro_usd: int | None) -> dict[str, str]:
+    def _headers(trace: RequestTrace, cost_micro_usd: int | None) -> dict[str, str]:
         assert trace.backend is not None and trace.decision is not None
         headers = {
+            **trace.headers,
             "x-gateway-backend": trace.backend.name,
             "x-gateway-rule": trace.decision.rule,
             "x-gateway-attempts": str(trace.attempts),
@@ -305,9 +289,13 @@ class RoutingService:
         return headers
 
 
-def _worst_case(profile: Profile, backend: Backend) -> int:
+def _worst_case(profile: Profile, decision: RouteDecision) -> tuple[int, int]:
+    """(micro-USD, tokens) to reserve: the whole prompt and every output token allowed, at the
+    dearest candidate's price (a fallback may serve it)."""
     output = profile.max_output_tokens or DEFAULT_RESERVE_OUTPUT_TOKENS
-    return cost_micro_usd(Usage(profile.prompt_tokens, output), backend.price)
+    usage = Usage(profile.prompt_tokens, output)
+    cost = max(cost_micro_usd(usage, b.price) for b in decision.candidates)
+    return cost, usage.total_tokens
 
 
 def _partial_usage(profile: Profile, outcome: StreamOutcome) -> Usage:

@@ -58,13 +58,15 @@ class Relay:
         include_usage: bool,
         on_finish: Callable[[StreamOutcome], Awaitable[None]],
         on_first_token: Callable[[], None] | None = None,
+        annotate_usage: Callable[[Usage], dict[str, str]] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._stream = stream
         self._on_finish = on_finish
         self._started = False
         self._gen = _relay(stream, include_usage=include_usage, on_finish=on_finish,
-                           on_first_token=on_first_token, clock=clock)
+                           on_first_token=on_first_token, annotate_usage=annotate_usage,
+                           clock=clock)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         self._started = True
@@ -85,11 +87,12 @@ async def _relay(
     include_usage: bool,
     on_finish: Callable[[StreamOutcome], Awaitable[None]],
     on_first_token: Callable[[], None] | None = None,
+    annotate_usage: Callable[[Usage], dict[str, str]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> AsyncIterator[bytes]:
     outcome = StreamOutcome()
     try:
-        for_event = _EventMeter(outcome, include_usage, clock, on_first_token)
+        for_event = _EventMeter(outcome, include_usage, clock, on_first_token, annotate_usage)
         out = for_event(stream.first)
         if out is not None:
             yield out
@@ -118,7 +121,7 @@ async def _relay(
 class _EventMeter:
     """Inspects each event as cheaply as possible: bytes checks first, JSON only when needed."""
 
-    __slots__ = ("_clock", "_include_usage", "_on_first_token", "_outcome")
+    __slots__ = ("_annotate", "_clock", "_include_usage", "_on_first_token", "_outcome")
 
     def __init__(
         self,
@@ -126,11 +129,13 @@ class _EventMeter:
         include_usage: bool,
         clock: Callable[[], float],
         on_first_token: Callable[[], None] | None = None,
+        annotate_usage: Callable[[Usage], dict[str, str]] | None = None,
     ) -> None:
         self._outcome = outcome
         self._include_usage = include_usage
         self._clock = clock
         self._on_first_token = on_first_token
+        self._annotate = annotate_usage
 
     def __call__(self, event: bytes) -> bytes | None:
         outcome = self._outcome
@@ -140,8 +145,14 @@ class _EventMeter:
             if usage is not None:
                 outcome.usage = usage
                 if isinstance(obj, dict) and obj.get("choices") == []:
-                    # The usage-only chunk we asked for on the client's behalf.
-                    return frame(event) if self._include_usage else None
+                    # The usage-only chunk we asked for on the client's behalf. Headers are
+                    # long gone, so this is where a stream says what it cost.
+                    if not self._include_usage:
+                        return None
+                    if self._annotate is not None:
+                        obj["x_gateway"] = self._annotate(usage)
+                        return frame(orjson.dumps(obj))
+                    return frame(event)
         elif b'"error"' in event:
             error = _as_error(event)
             if error is not None:

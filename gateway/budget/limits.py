@@ -1,0 +1,193 @@
+"""Value types of budgets and rate limits: what a tenant may spend, what a request asks for,
+and what the store answered. Also the UTC periods (day, month) that spend is counted in."""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from dataclasses import dataclass
+
+REASONS = (
+    "daily_usd", "monthly_usd", "daily_tokens", "monthly_tokens", "rpm", "tpm", "concurrent"
+)
+BUDGET_REASONS = REASONS[:4]
+
+_DAY = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\Z")
+_MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])\Z")
+
+
+def periods(now_unix_s: float) -> tuple[str, str]:
+    """The UTC day ("YYYY-MM-DD") and month ("YYYY-MM") that `now_unix_s` falls in."""
+    day = time.strftime("%Y-%m-%d", time.gmtime(now_unix_s))
+    return day, day[:7]
+
+
+def period_end_unix_s(period: str) -> int:
+    """When a day ("YYYY-MM-DD") or month ("YYYY-MM") period ends, in UTC unix seconds."""
+    if _DAY.match(period):
+        year, month, day = (int(part) for part in period.split("-"))
+        return calendar.timegm((year, month, day, 0, 0, 0)) + 86_400
+    if _MONTH.match(period):
+        year, month = (int(part) for part in period.split("-"))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        return calendar.timegm((year, month, 1, 0, 0, 0))
+    raise ValueError(f"not a day or month period: {period!r}")
+
+
+def check_scope(scope: str) -> None:
+    if scope != "tenant" and not (
+        scope.startswith(("key:", "tag:")) and len(scope) > 4
+    ):
+        raise ValueError(f"scope must be 'tenant', 'key:<id>' or 'tag:<tag>', not {scope!r}")
+
+
+def check_tenant_id(tenant_id: str) -> None:
+    # The tenant id is the Redis Cluster hash tag: a brace inside it would change the slot.
+    if not tenant_id or "{" in tenant_id or "}" in tenant_id:
+        raise ValueError(f"tenant id must be non-empty and without braces: {tenant_id!r}")
+
+
+def _check_optional(name: str, value: int | None, minimum: int) -> None:
+    if value is not None and (isinstance(value, bool) or value < minimum):
+        raise ValueError(f"{name} must be None (unlimited) or an int >= {minimum}, not {value}")
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    """Spend caps per UTC day and month; None is unlimited. 0 refuses everything."""
+
+    daily_micro_usd: int | None = None
+    monthly_micro_usd: int | None = None
+    daily_tokens: int | None = None
+    monthly_tokens: int | None = None
+    soft_fraction: float = 0.8
+
+    def __post_init__(self) -> None:
+        _check_optional("daily_micro_usd", self.daily_micro_usd, 0)
+        _check_optional("monthly_micro_usd", self.monthly_micro_usd, 0)
+        _check_optional("daily_tokens", self.daily_tokens, 0)
+        _check_optional("monthly_tokens", self.monthly_tokens, 0)
+        if not 0.0 < self.soft_fraction <= 1.0:
+            raise ValueError(f"soft_fraction must be in (0, 1], not {self.soft_fraction}")
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """Requests and tokens per minute (token buckets) and requests in flight; None is
+    unlimited. A limit of 0 is refused: it would be a disabled key, not a rate."""
+
+    rpm: int | None = None
+    tpm: int | None = None
+    concurrent: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_optional("rpm", self.rpm, 1)
+        _check_optional("tpm", self.tpm, 1)
+        _check_optional("concurrent", self.concurrent, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeLimits:
+    """The limits of one scope of a tenant: "tenant", "key:<key_id>" or "tag:<tag>"."""
+
+    scope: str
+    budget: BudgetLimits | None = None
+    rate: RateLimits | None = None
+
+    def __post_init__(self) -> None:
+        check_scope(self.scope)
+
+
+@dataclass(frozen=True, slots=True)
+class AdmitRequest:
+    """One request to admit; cost and tokens are the worst case, reserved until settled."""
+
+    request_id: str
+    tenant_id: str
+    scopes: tuple[ScopeLimits, ...]
+    cost_micro_usd: int
+    tokens: int
+    day: str
+    month: str
+
+    def __post_init__(self) -> None:
+        if not self.request_id:
+            raise ValueError("request_id must not be empty")
+        check_tenant_id(self.tenant_id)
+        names = [s.scope for s in self.scopes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"scopes must be distinct: {names}")
+        if self.cost_micro_usd < 0 or self.tokens < 0:
+            raise ValueError("cost_micro_usd and tokens must be >= 0")
+        if not _DAY.match(self.day) or not _MONTH.match(self.month):
+            raise ValueError(f"day/month must be YYYY-MM-DD/YYYY-MM: {self.day!r}, {self.month!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """What admit held back; hand it to settle exactly as received."""
+
+    request_id: str
+    tenant_id: str
+    scopes: tuple[str, ...]
+    cost_micro_usd: int
+    tokens: int
+    day: str
+    month: str
+
+
+@dataclass(frozen=True, slots=True)
+class RateState:
+    """The most constrained rpm and tpm buckets, for OpenAI's x-ratelimit-* headers.
+    Remaining counts are after this request; reset is the time until the bucket is full."""
+
+    limit_requests: int | None = None
+    remaining_requests: int | None = None
+    reset_requests_s: float | None = None
+    limit_tokens: int | None = None
+    remaining_tokens: int | None = None
+    reset_tokens_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The store's answer. A budget refusal is hard: retry_after_s is the time until the
+    period ends when spend alone reached the limit, else None (in-flight requests may settle
+    for less). A rate refusal says when the bucket has room."""
+
+    admitted: bool
+    reason: str | None = None
+    scope: str | None = None
+    retry_after_s: float | None = None
+    soft_limit: bool = False
+    rate: RateState | None = None
+    reservation: Reservation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeUsage:
+    scope: str
+    spent_day_micro_usd: int
+    spent_month_micro_usd: int
+    tokens_day: int
+    tokens_month: int
+    reserved_micro_usd: int
+    reserved_tokens: int
+    in_flight: int
+
+
+class BudgetUnavailable(Exception):
+    """The store's backing service failed or timed out; the caller picks fail-open/closed."""
+
+
+def reservation_of(request: AdmitRequest) -> Reservation:
+    return Reservation(
+        request.request_id,
+        request.tenant_id,
+        tuple(s.scope for s in request.scopes),
+        request.cost_micro_usd,
+        request.tokens,
+        request.day,
+        request.month,
+    )

@@ -1,0 +1,156 @@
+"""Admission against budgets and rate limits, settling afterwards, and telling the client:
+OpenAI's x-ratelimit-* headers, 429s the official SDK understands, the cost of each request.
+
+Redis trouble is the tenant's choice (policy `on_budget_store_error`): fail open serves the
+request unmetered and counts it; fail closed refuses with 503. Never a crash, never a hang:
+the store's calls have short timeouts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+from gateway.budget.limits import (
+    Admission,
+    AdmitRequest,
+    BudgetUnavailable,
+    RateState,
+    Reservation,
+    ScopeLimits,
+    periods,
+)
+from gateway.budget.store import BudgetStore
+from gateway.errors import BudgetStoreUnavailable, QuotaExceeded, RateLimited
+from gateway.policy.loader import PolicySet
+from gateway.telemetry.metrics import GatewayMetrics
+from gateway.types import TenantContext
+
+log = logging.getLogger(__name__)
+SOFT_LIMIT_HEADER = "x-gateway-budget-warning"
+
+
+@dataclass(slots=True)
+class Admitted:
+    reservation: Reservation | None  # None: unmetered (the store was down, fail open)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class BudgetGate:
+    def __init__(self, store: BudgetStore, metrics: GatewayMetrics | None = None) -> None:
+        self._store = store
+        self._metrics = metrics
+        # tenant id → whether its last admission crossed a soft limit; rules read it through
+        # decide(over_soft_limit=...) so a tenant is downgraded before the hard stop.
+        self._soft: dict[str, bool] = {}
+
+    def over_soft_limit(self, tenant_id: str) -> bool:
+        return self._soft.get(tenant_id, False)
+
+    async def admit(
+        self,
+        policy: PolicySet,
+        tenant: TenantContext,
+        request_id: str,
+        scopes: tuple[ScopeLimits, ...],
+        cost_micro_usd: int,
+        tokens: int,
+    ) -> Admitted:
+        day, month = periods(time.time())
+        try:
+            admission = await self._store.admit(AdmitRequest(
+                request_id, tenant.tenant_id, scopes, cost_micro_usd, tokens, day, month
+            ))
+        except BudgetUnavailable as exc:
+            spec = policy.tenant_specs.get(tenant.tenant_name)
+            if self._metrics is not None:
+                self._metrics.budget_store_errors.labels(operation="admit").inc()
+            if spec is not None and spec.on_budget_store_error == "fail_closed":
+                raise BudgetStoreUnavailable(
+                    "The budget service is unavailable; the request was not served. "
+                    "Please try again shortly."
+                ) from exc
+            log.warning("budget store unavailable, serving %s unmetered: %s", request_id, exc)
+            return Admitted(None, {"x-gateway-unmetered": "true"})
+        if not admission.admitted:
+            if self._metrics is not None:
+                self._metrics.budget_rejections.labels(reason=admission.reason or "?").inc()
+            raise refusal(admission)
+        if admission.soft_limit != self._soft.get(tenant.tenant_id, False):
+            if len(self._soft) > 100_000:
+                self._soft.clear()
+            self._soft[tenant.tenant_id] = admission.soft_limit
+        headers = rate_headers(admission.rate)
+        if admission.soft_limit:
+            headers[SOFT_LIMIT_HEADER] = "soft budget limit reached"
+        return Admitted(admission.reservation, headers)
+
+    async def settle(self, reservation: Reservation, cost_micro_usd: int, tokens: int) -> bool:
+        """False when the store could not be reached (the audit row still has the cost)."""
+        try:
+            await self._store.settle(reservation, cost_micro_usd, tokens)
+        except BudgetUnavailable as exc:
+            if self._metrics is not None:
+                self._metrics.budget_store_errors.labels(operation="settle").inc()
+            log.warning("budget settle of %s failed (its reservation will expire): %s",
+                        reservation.request_id, exc)
+            return False
+        return True
+
+
+def rate_headers(rate: RateState | None) -> dict[str, str]:
+    """OpenAI's names; reset as a duration like "6m0s", "1s", "120ms"."""
+    if rate is None:
+        return {}
+    out: dict[str, str] = {}
+    if rate.limit_requests is not None:
+        out["x-ratelimit-limit-requests"] = str(rate.limit_requests)
+        out["x-ratelimit-remaining-requests"] = str(max(0, rate.remaining_requests or 0))
+        out["x-ratelimit-reset-requests"] = duration(rate.reset_requests_s or 0.0)
+    if rate.limit_tokens is not None:
+        out["x-ratelimit-limit-tokens"] = str(rate.limit_tokens)
+        out["x-ratelimit-remaining-tokens"] = str(max(0, rate.remaining_tokens or 0))
+        out["x-ratelimit-reset-tokens"] = duration(rate.reset_tokens_s or 0.0)
+    return out
+
+
+def duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{max(0, math.ceil(seconds * 1000))}ms"
+    whole = math.ceil(seconds)
+    minutes, secs = divmod(whole, 60)
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
+def refusal(admission: Admission) -> QuotaExceeded | RateLimited:
+    """The 429 for a refused admission: budgets are final for the period (the SDK must not
+    retry: x-should-retry false), rate limits say when to come back (retry-after)."""
+    headers = rate_headers(admission.rate)
+    where = _scope_words(admission.scope)
+    reason = admission.reason or "budget"
+    if reason in ("rpm", "tpm", "concurrent"):
+        wait = admission.retry_after_s or 1.0
+        headers["retry-after"] = str(max(1, math.ceil(wait)))
+        headers["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
+        what = {"rpm": "requests per minute", "tpm": "tokens per minute",
+                "concurrent": "concurrent requests"}[reason]
+        return RateLimited(
+            f"Rate limit reached for {where}: {what}. Please try again in {duration(wait)}.",
+            headers=headers,
+        )
+    period = "daily" if reason.startswith("daily") else "monthly"
+    unit = "spend" if reason.endswith("usd") else "token"
+    return QuotaExceeded(
+        f"You exceeded the {period} {unit} budget of {where}. It resets at the start of the "
+        "next UTC " + ("day." if period == "daily" else "month."),
+        headers=headers,
+    )
+
+
+def _scope_words(scope: str | None) -> str:
+    if scope is None or scope == "tenant":
+        return "your organization"
+    kind, _, name = scope.partition(":")
+    return f"this API key ({name})" if kind == "key" else f"tag '{name}'"

@@ -1,0 +1,79 @@
+"""What the request path learned about one request (the route, the attempts, the budget's
+answer), and the audit record made from it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from gateway.classify.redaction import RedactionMap
+from gateway.errors import GatewayError
+from gateway.types import (
+    AuditEvent,
+    Backend,
+    Payload,
+    Profile,
+    RouteDecision,
+    RouteRequest,
+    TenantContext,
+    Usage,
+)
+
+
+@dataclass(slots=True)
+class RequestTrace:
+    """What the request path learned, for the audit record."""
+
+    started_s: float
+    decision: RouteDecision | None = None
+    backend: Backend | None = None
+    attempts: int = 0
+    attempt_started_s: float = 0.0  # when the attempt that answered was sent
+    headers: dict[str, str] = field(default_factory=dict)  # rate-limit and budget headers
+    unmetered: bool = False  # admitted without the budget store (it was down; fail open)
+    errors: list[str] = field(default_factory=list)
+    redacted: tuple[Payload, RedactionMap] | None = None
+
+
+def audit_event(
+    tenant: TenantContext,
+    request: RouteRequest,
+    profile: Profile,
+    trace: RequestTrace,
+    usage: Usage,
+    cost_micro_usd: int,
+    *,
+    error: GatewayError | None,
+    cancelled: bool,
+    ttft_s: float | None,
+) -> AuditEvent:
+    if cancelled:
+        status, outcome = 499, "client_disconnected"
+    elif error is not None:
+        status, outcome = error.status, "error"
+    else:
+        status, outcome = 200, "ok"
+    decision, backend = trace.decision, trace.backend
+    return AuditEvent(
+        request_id=request.request_id,
+        ts_unix_s=time.time(),
+        tenant_id=tenant.tenant_id,
+        key_id=tenant.key_id,
+        endpoint=request.endpoint.value,
+        requested_model=request.model,
+        backend=backend.name if backend else None,
+        upstream_model=backend.model if backend else None,
+        rule=decision.rule if decision else None,
+        status=status,
+        error_type=error.error_type if error else None,
+        prompt_tokens=usage.prompt_tokens or (profile.prompt_tokens if error else 0),
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
+        cost_micro_usd=cost_micro_usd,
+        duration_s=time.perf_counter() - trace.started_s,
+        ttft_s=ttft_s,
+        attempts=trace.attempts,
+        stream=request.stream,
+        outcome=outcome,
+        rejected=decision.rejected if decision else (),
+    )
