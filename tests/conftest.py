@@ -34,3 +34,9 @@ def redis_url() -> str:
 @pytest.fixture(scope="session")
 def vllm_url() -> str:
     return service_url("GATEWAY_TEST_VLLM_URL")
+
+
+@pytest.fixture(scope="session")
+def vllm_small_url() -> str:
+    """A second real vLLM with a 4 MiB KV cache and 4 batch slots (scripts/test.sh)."""
+    return service_url("GATEWAY_TEST_VLLM_SMALL_URL")

@@ -82,6 +82,15 @@ def queue_depth(backend: Backend, state: BackendState) -> tuple[int, int]:
     return running, waiting
 
 
+def queued_ahead(backend: Backend, state: BackendState) -> int:
+    """How many requests a new one would wait behind (0: it starts at once). The batch is
+    full when the engine already queues, or when the known batch slots are all taken."""
+    running, waiting = queue_depth(backend, state)
+    if waiting > 0 or (backend.max_num_seqs is not None and running >= backend.max_num_seqs):
+        return waiting + 1
+    return 0
+
+
 def assess(
     backend: Backend, state: BackendState | None, need_tokens: int, now_s: float,
     policy: TelemetryPolicy,
@@ -103,9 +112,10 @@ def assess(
                 f"KV cache: needs {need_tokens} tokens{size}, {max(free, 0)} free",
                 False, 0.0,
             )
-    _, waiting = queue_depth(backend, state)
-    if waiting > policy.max_waiting:
-        return Pressure(f"saturated: {waiting} requests waiting", False, headroom)
+    ahead = queued_ahead(backend, state)
+    if ahead > policy.max_waiting:
+        return Pressure(f"saturated: would wait behind {ahead - 1} queued requests "
+                        "for a batch slot", False, headroom)
     return Pressure(None, False, headroom)
 
 
@@ -131,7 +141,8 @@ def predict_latency(
     load = state.load
     if load is None:
         return Latency(state.ttft_s or backend.ttft_s, state.tpot_s or backend.tpot_s, 0.0)
-    running, waiting = queue_depth(backend, state)
+    running, _ = queue_depth(backend, state)
+    waiting = queued_ahead(backend, state)
     prefill_rate = max(
         state.prefill_tokens_per_s or 0.0,
         backend.prefill_tokens_per_s or DEFAULT_PREFILL_TOKENS_PER_S,

@@ -284,6 +284,10 @@ class RoutingService:
             "x-gateway-rule": trace.decision.rule,
             "x-gateway-attempts": str(trace.attempts),
         }
+        if trace.decision.spilled:
+            headers["x-gateway-spill-over"] = "true"
+        if trace.decision.affinity is not None:
+            headers["x-gateway-affinity"] = trace.decision.affinity
         if cost_micro_usd is not None:
             headers["x-gateway-cost-usd"] = format_usd(cost_micro_usd)
         return headers

@@ -81,7 +81,7 @@ def test_every_home_backend_saturated_spills_to_the_api_and_says_so():
     fleet = {"a": state(running=4, waiting=3), "b": state(running=4, waiting=1)}
     decision = route(fleet)
     assert decision.spilled and names(decision) == ["api", "b", "a"]
-    assert {r.backend for r in decision.rejected if "waiting" in r.reason} == {"a", "b"}
+    assert {r.backend for r in decision.rejected if "wait behind" in r.reason} == {"a", "b"}
 
 
 def test_traffic_returns_home_when_the_pool_recovers():
@@ -100,7 +100,10 @@ def test_batch_slots_filled_by_recent_sends_count_as_a_queue():
     # The scrape said 3 of 4 slots busy; two more were sent since: one of them waits.
     decision = route({"a": state(running=3, sent_since_scrape=2), "b": state(running=1)})
     assert names(decision)[0] == "b"
-    assert any("a" == r.backend and "1 requests waiting" in r.reason for r in decision.rejected)
+    assert any("a" == r.backend and "behind 1 queued" in r.reason for r in decision.rejected)
+    # All four slots busy and nothing queued yet: the next request would still wait.
+    decision = route({"a": state(running=4), "b": state(running=2)})
+    assert names(decision)[0] == "b" and any(r.backend == "a" for r in decision.rejected)
 
 
 def test_stale_metrics_are_avoided_or_fail_closed_as_the_policy_says():
@@ -150,8 +153,9 @@ def test_predicted_ttft_grows_with_the_engine_queue_and_prefill_backlog():
     queued_ttft, _, queued_wait = predict_latency(
         backend, state(running=4, waiting=6, requests_finished_per_s=2.0), 1000
     )
-    assert queued_ttft == pytest.approx(idle_ttft + 3.0)  # 6 waiting ÷ 2 finishing per second
-    assert idle_wait == 0 and queued_wait == pytest.approx(3.0)
+    # Behind 6 waiting (7th in line) with 2 finishing per second.
+    assert queued_ttft == pytest.approx(idle_ttft + 3.5)
+    assert idle_wait == 0 and queued_wait == pytest.approx(3.5)
     backlog_ttft, _, _ = predict_latency(backend, state(queued_prefill_tokens=8000), 1000)
     assert backlog_ttft == pytest.approx(idle_ttft + 2.0)  # 8,000 tokens at the 4,000/s prior
     _, tpot, _ = predict_latency(backend, state(running=3, decode_tokens_per_s=40.0), 10)
