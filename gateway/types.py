@@ -283,3 +283,9 @@ class AuditEvent:
     stream: bool
     outcome: str
     rejected: tuple[Rejection, ...] = ()
+    # What the router expected, beside what was then measured (ttft_s above).
+    predicted_ttft_s: float | None = None
+    predicted_cost_micro_usd: int | None = None
+    spill_over: bool = False
+    affinity: str | None = None
+    unmetered: bool = False  # served while the budget store was down (fail open)

@@ -1,4 +1,4 @@
-"""The `gateway` command: serve, sim, migrate, keys, tenants, policy."""
+"""The `gateway` command: serve, sim, migrate, keys, tenants, budgets, usage, policy."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import click
 
 import gateway.cli.sensitivity_commands  # noqa: F401  (registers `classifier eval-sensitivity`)
 from gateway.cli.admin_commands import keys, migrate, tenants
+from gateway.cli.budget_commands import budgets, usage
 from gateway.cli.classifier_commands import classifier
 from gateway.cli.classify_command import classify_command
 from gateway.cli.policy_commands import policy
@@ -23,6 +24,8 @@ cli.add_command(sim)
 cli.add_command(migrate)
 cli.add_command(keys)
 cli.add_command(tenants)
+cli.add_command(budgets)
+cli.add_command(usage)
 cli.add_command(policy)
 cli.add_command(classifier)
 cli.add_command(classify_command)

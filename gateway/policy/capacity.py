@@ -71,14 +71,17 @@ def queue_depth(backend: Backend, state: BackendState) -> tuple[int, int]:
     load = state.load
     assert load is not None
     running, waiting = load.running, load.waiting
-    sent = state.sent_since_scrape
+    # Requests sent since the scrape, and any of the gateway's own in-flight requests the
+    # engine had not counted yet (a scrape can land before a just-sent request is
+    # scheduled): whatever the gauges say, those are on that engine.
+    extra = max(state.sent_since_scrape, state.in_flight - running - waiting)
     if waiting > 0:
-        waiting += sent  # the batch is full already: every new request queues
-    elif backend.max_num_seqs is not None:
-        overflow = max(0, running + sent - backend.max_num_seqs)
-        running, waiting = running + sent - overflow, overflow
+        waiting += extra  # the batch is full already: every new request queues
     else:
-        running += sent
+        running += extra
+    slots = backend.max_num_seqs
+    if slots is not None and running > slots:
+        running, waiting = slots, waiting + running - slots
     return running, waiting
 
 

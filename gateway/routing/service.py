@@ -96,6 +96,7 @@ class RoutingService:
                 policy, tenant, request.request_id, scopes, *_worst_case(profile, decision)
             )
             reservation, trace.headers = admitted.reservation, admitted.headers
+            trace.unmetered = reservation is None
             if request.stream:
                 return await self._open_stream(tenant, request, profile, reservation, trace)
             reply = await self._dispatch(request, profile, trace)  # 4 dispatch

@@ -76,4 +76,9 @@ def audit_event(
         stream=request.stream,
         outcome=outcome,
         rejected=decision.rejected if decision else (),
+        predicted_ttft_s=decision.predicted_ttft_s if decision else None,
+        predicted_cost_micro_usd=decision.predicted_cost_micro_usd if decision else None,
+        spill_over=decision.spilled if decision else False,
+        affinity=decision.affinity if decision else None,
+        unmetered=trace.unmetered,
     )

@@ -160,7 +160,7 @@ class FleetState:
         now = self._clock()
         out: dict[str, dict[str, object]] = {}
         for name, entry in self._backends.items():
-            state = self._states[name]
+            state = self._states.get(name) or BackendState()  # scrape errors only, so far
             load = entry.load
             out[name] = {
                 "state": state,

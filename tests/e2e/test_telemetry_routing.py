@@ -12,9 +12,11 @@ import asyncio
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import openai
+import orjson
 import pytest
 
 from gateway.app import create_app
@@ -35,6 +37,7 @@ class Rig:
     url: str
     key: str
     sims: dict[str, ServerThread]
+    audit_path: Path
 
     def client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
@@ -94,7 +97,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     policy = parse_policy(policy_text({n: s.port for n, s in sims.items()}))
     try:
         with serve(create_app(settings, policy=policy)) as server:
-            rig = Rig(server.url, key, sims)
+            rig = Rig(server.url, key, sims, tmp / "audit.jsonl")
             rig.wait_for(lambda f: all(f[n]["kv_capacity_tokens"] for n in ("big", "small")))
             yield rig
     finally:
@@ -181,6 +184,12 @@ def test_a_saturated_pool_spills_to_the_api_then_traffic_returns_home(rig: Rig) 
         return {await ask(rig, f"back home {i}") for i in range(4)}
 
     assert asyncio.run(after()) <= {"big", "small"}
+    rows = [orjson.loads(line) for line in rig.audit_path.read_bytes().splitlines()]
+    spilled = [r for r in rows if r["spill_over"]]
+    assert spilled and all(r["backend"] == "api" for r in spilled)
+    assert all(r["predicted_ttft_s"] > 0 and r["rule"] == "overflow" for r in spilled)
+    # The trace says why the pool was passed over.
+    assert any("wait behind" in r["reason"] for r in spilled[0]["rejected"])
 
 
 def test_measured_latency_and_in_flight_counts_come_back_to_zero(rig: Rig) -> None:

@@ -177,3 +177,13 @@ def test_load_blind_strategies_ignore_engine_metrics_for_the_benchmark_baselines
     lif = POLICY.replace("auto: [a, b]", "auto: {backends: [a, b], strategy: least_in_flight}")
     busy = {"a": state(in_flight=1), "b": state(in_flight=5)}
     assert {names(route(busy, rotation=r, policy_text=lif))[0] for r in range(2)} == {"a"}
+
+
+def test_own_in_flight_requests_count_even_when_the_scrape_missed_them():
+    # The scrape landed before two just-sent requests reached the engine's scheduler.
+    lagging = state(running=0, in_flight=2, sent_since_scrape=0)
+    decision = route({"a": lagging, "b": state(running=1)})
+    assert names(decision)[0] == "b"
+    full = state(running=1, in_flight=4, sent_since_scrape=0)  # 4 slots: a new one waits
+    assert any(r.backend == "a" and "wait behind" in r.reason
+               for r in route({"a": full, "b": state()}).rejected)
