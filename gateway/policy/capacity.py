@@ -85,10 +85,12 @@ def queue_depth(backend: Backend, state: BackendState) -> tuple[int, int]:
     return running, waiting
 
 
-def queued_ahead(backend: Backend, state: BackendState) -> int:
+def queued_ahead(
+    backend: Backend, state: BackendState, depth: tuple[int, int] | None = None
+) -> int:
     """How many requests a new one would wait behind (0: it starts at once). The batch is
     full when the engine already queues, or when the known batch slots are all taken."""
-    running, waiting = queue_depth(backend, state)
+    running, waiting = depth or queue_depth(backend, state)
     if waiting > 0 or (backend.max_num_seqs is not None and running >= backend.max_num_seqs):
         return waiting + 1
     return 0
@@ -96,7 +98,7 @@ def queued_ahead(backend: Backend, state: BackendState) -> int:
 
 def assess(
     backend: Backend, state: BackendState | None, need_tokens: int, now_s: float,
-    policy: TelemetryPolicy,
+    policy: TelemetryPolicy, depth: tuple[int, int] | None = None,
 ) -> Pressure:
     if state is None or state.load is None:
         return ROOM  # never scraped (or not scrapable): judged by its priors and its circuit
@@ -115,7 +117,7 @@ def assess(
                 f"KV cache: needs {need_tokens} tokens{size}, {max(free, 0)} free",
                 False, 0.0,
             )
-    ahead = queued_ahead(backend, state)
+    ahead = queued_ahead(backend, state, depth)
     if ahead > policy.max_waiting:
         return Pressure(f"saturated: would wait behind {ahead - 1} queued requests "
                         "for a batch slot", False, headroom)
@@ -129,7 +131,8 @@ class Latency(NamedTuple):
 
 
 def predict_latency(
-    backend: Backend, state: BackendState | None, prompt_tokens: int
+    backend: Backend, state: BackendState | None, prompt_tokens: int,
+    depth: tuple[int, int] | None = None,
 ) -> Latency:
     """Predicted TTFT and time per output token, and how much of the TTFT is load.
 
@@ -144,8 +147,9 @@ def predict_latency(
     load = state.load
     if load is None:
         return Latency(state.ttft_s or backend.ttft_s, state.tpot_s or backend.tpot_s, 0.0)
-    running, _ = queue_depth(backend, state)
-    waiting = queued_ahead(backend, state)
+    depth = depth or queue_depth(backend, state)
+    running = depth[0]
+    waiting = queued_ahead(backend, state, depth)
     prefill_rate = max(
         state.prefill_tokens_per_s or 0.0,
         backend.prefill_tokens_per_s or DEFAULT_PREFILL_TOKENS_PER_S,

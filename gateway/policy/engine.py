@@ -25,7 +25,7 @@ import zlib
 from dataclasses import replace
 
 from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
-from gateway.policy.capacity import ROOM, assess, kv_need_tokens
+from gateway.policy.capacity import ROOM, assess, kv_need_tokens, queue_depth
 from gateway.policy.loader import PolicySet
 from gateway.policy.rules import DEFAULT_RULE, Rule
 from gateway.policy.scoring import Prediction, by_load, expected_output_tokens, order, predict
@@ -177,8 +177,13 @@ def _triage(
     degraded: list[tuple[int, float, Prediction]] = []  # (severity, TTFT, ...): least bad first
     for backend in candidates:
         state = states.get(backend.name)
-        pressure = ROOM if state is None else assess(backend, state, need_kv, now, telemetry)
-        prediction = predict(backend, profile, state, output, pressure)
+        if state is None:
+            pressure, depth = ROOM, None
+        else:
+            # The engine's queue, computed once for both the pressure and the prediction.
+            depth = queue_depth(backend, state) if state.load is not None else None
+            pressure = assess(backend, state, need_kv, now, telemetry, depth)
+        prediction = predict(backend, profile, state, output, pressure, depth)
         if pressure.hard:
             rejected.append(Rejection(backend.name, f"{pressure.saturated} (fail closed)"))
             continue

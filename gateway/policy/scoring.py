@@ -40,13 +40,14 @@ def predict(
     state: BackendState | None,
     output: int,
     pressure: Pressure = ROOM,
+    depth: tuple[int, int] | None = None,
 ) -> Prediction:
     price = backend.price
     cost = price.cost_micro_usd(profile.prompt_tokens, output) if price is not None else 0
     if state is None:
         ttft, tpot = backend.ttft_s, backend.tpot_s
         return Prediction(backend, cost, ttft, tpot, ttft + tpot * output, pressure)
-    ttft, tpot, wait = predict_latency(backend, state, profile.prompt_tokens)
+    ttft, tpot, wait = predict_latency(backend, state, profile.prompt_tokens, depth)
     return Prediction(
         backend, cost, ttft, tpot, ttft + tpot * output, pressure, wait, state.in_flight
     )
