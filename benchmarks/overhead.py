@@ -1,5 +1,9 @@
 """What the gateway adds over calling the upstream directly: req/s, added p50/p99 latency, gateway
 CPU per request and added streaming time to first token, measured on 127.0.0.1 only.
+
+`--budgets` gives the benchmark tenant a budget and rpm/tpm limits it never reaches, so every
+request is reserved and settled against them (`--redis-url`: in Redis, as replicas share it);
+compare its req/s with a run without.
 """
 
 from __future__ import annotations
@@ -32,7 +36,17 @@ from overhead_report import (
     summary_rows,
 )
 from process_cpu import rig_cpu_probe
-from services import BENCH_DIR, LOOPBACK, GatewaySetup, free_port, http_call, start_mock
+from services import (
+    BENCH_DIR,
+    LOOPBACK,
+    Budgets,
+    GatewaySetup,
+    HttpReply,
+    forget_budget_keys,
+    free_port,
+    http_call,
+    start_mock,
+)
 from tables import render_text
 
 POLICY_PATH = BENCH_DIR / "overhead-policy.yaml"
@@ -55,6 +69,13 @@ class Options:
     markdown: bool
     markdown_out: Path | None
     anthropic: bool = False
+    budgets: Budgets | None = None
+
+    @property
+    def budgets_label(self) -> str:
+        if self.budgets is None:
+            return "budgets off"
+        return f"budgets on ({self.budgets.store} store)"
 
     @property
     def planned_s(self) -> float:
@@ -84,7 +105,19 @@ def parse_args(argv: list[str]) -> Options:
         help="also measure the Anthropic path (mock Messages upstream) against the "
         "OpenAI-compatible path through the same gateway, at concurrency 1",
     )
+    parser.add_argument(
+        "--budgets", action="store_true",
+        help="give the tenant a budget and rpm/tpm limits high enough never to refuse: every "
+        "request is then admitted against them and settled",
+    )
+    parser.add_argument(
+        "--redis-url", default=None,
+        help="with --budgets: keep them in this Redis (GATEWAY_REDIS_URL) instead of the "
+        "gateway process; the benchmark tenant's keys are deleted afterwards",
+    )
     args = parser.parse_args(argv)
+    if args.redis_url and not args.budgets:
+        parser.error("--redis-url needs --budgets")
     levels = [Level(False, c) for c in dict.fromkeys(args.concurrency)]
     levels += [Level(True, c) for c in dict.fromkeys(args.stream_concurrency)]
     options = Options(
@@ -97,6 +130,7 @@ def parse_args(argv: list[str]) -> Options:
         markdown=args.markdown,
         markdown_out=args.markdown_out,
         anthropic=args.anthropic,
+        budgets=Budgets(args.redis_url) if args.budgets else None,
     )
     problem = _out_of_bounds(options)
     if problem:
@@ -119,7 +153,9 @@ def _out_of_bounds(o: Options) -> str | None:
     return None
 
 
-def check_gateway(port: int, key: str, model: str = "bench") -> str:
+def check_gateway(
+    port: int, key: str, model: str = "bench", budgets: Budgets | None = None
+) -> str:
     """One request through the gateway before measuring, so misconfiguration fails loudly."""
     body = orjson.dumps({"model": model, "messages": [{"role": "user", "content": "hi"}]})
     reply = http_call(port, "/v1/chat/completions", body, {"authorization": f"Bearer {key}"})
@@ -127,7 +163,25 @@ def check_gateway(port: int, key: str, model: str = "bench") -> str:
         raise RuntimeError(
             f"gateway answered {reply.status} to a test request: {reply.body[:500]!r}"
         )
+    if budgets is not None:
+        check_budgets(port, reply, budgets)
     return reply.headers.get("x-gateway-backend", "(no x-gateway-backend header)")
+
+
+def check_budgets(port: int, reply: HttpReply, budgets: Budgets) -> None:
+    """A budget run that silently measured no budgets would compare nothing: the limits must
+    be in force (OpenAI's rate headers), the request metered and, with Redis, Redis in use."""
+    problems = []
+    if "x-ratelimit-limit-requests" not in reply.headers:
+        problems.append("no x-ratelimit-* headers: the tenant's limits are not applied")
+    if reply.headers.get("x-gateway-unmetered") == "true":
+        problems.append("the request was served unmetered: the budget store did not answer")
+    if budgets.redis_url:
+        ready = http_call(port, "/ready")
+        if b'"redis":"ok"' not in ready.body:
+            problems.append(f"/ready does not report Redis ok: {ready.body[:300]!r}")
+    if problems:
+        raise RuntimeError("budgets are not in force: " + "; ".join(problems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,16 +230,23 @@ def run(options: Options) -> tuple[list[Outcome], list[anthropic_path.PathRun]]:
         mock = stack.enter_context(
             start_mock(mock_port, work_dir, STREAM_TOKENS, STREAM_INTERVAL_MS)
         )
-        setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port)
+        setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port, options.budgets)
         key = setup.create_key("bench")
+        budgets = options.budgets
+        if budgets is not None and budgets.redis_url:
+            tenant_id, redis_url = setup.tenant_id("bench"), budgets.redis_url
+            # Registered now, run last: whatever happens, the shared Redis is left clean.
+            stack.callback(lambda: _progress(
+                f"deleted {forget_budget_keys(redis_url, tenant_id)} budget keys from Redis"
+            ))
         _progress(
-            f"mock upstream on :{mock_port}; tenant key created; plan ≈ "
-            f"{options.planned_s:.0f} s of measurement"
+            f"mock upstream on :{mock_port}; tenant key created; {options.budgets_label}; "
+            f"plan ≈ {options.planned_s:.0f} s of measurement"
         )
         for w in options.workers:
             gateway_port = free_port()
             with setup.start_gateway(gateway_port, w) as gateway:
-                backend = check_gateway(gateway_port, key)
+                backend = check_gateway(gateway_port, key, budgets=budgets)
                 _progress(f"gateway ({w} workers) on :{gateway_port}, routes to {backend}")
                 probe = rig_cpu_probe(gateway.pid, mock.pid)
                 rig = Rig(mock_port, gateway_port, key, probe)
@@ -211,7 +272,8 @@ def report(
     workers = options.workers
     print(
         f"\nGateway overhead: {options.duration_s:g} s per run after {options.warmup_s:g} s "
-        f"warm-up, median of {options.repeats} repeat(s)\n{machine.summary()}; "
+        f"warm-up, median of {options.repeats} repeat(s), {options.budgets_label}\n"
+        f"{machine.summary()}; "
         f"load average before the run {machine.load_avg_1m:.2f}\n"
     )
     print(render_text(SUMMARY_HEADERS, summary_rows(outcomes, workers)))

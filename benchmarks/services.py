@@ -22,6 +22,7 @@ LOOPBACK = "127.0.0.1"
 STOP_GRACE_S = 10.0
 READY_TIMEOUT_S = 60.0
 CLI_TIMEOUT_S = 120.0
+ADMIN_KEY = "overhead-benchmark-admin"
 LOG_TAIL_CHARS = 3000
 
 # Loopback only: never let an inherited proxy setting send benchmark traffic anywhere else.
@@ -158,6 +159,19 @@ def start_mock(port: int, log_dir: Path, stream_tokens: int, stream_interval_ms:
 
 
 @dataclass(frozen=True, slots=True)
+class Budgets:
+    """Budgets and rate limits for the benchmark tenant, sized never to refuse: what is
+    measured is the cost of checking them (reserve before, settle after each request), on the
+    in-process store or, with a Redis URL, on Redis as replicas share it."""
+
+    redis_url: str | None = None
+
+    @property
+    def store(self) -> str:
+        return "Redis" if self.redis_url else "memory"
+
+
+@dataclass(frozen=True, slots=True)
 class GatewaySetup:
     """Environment and files shared by every gateway started in one benchmark run."""
 
@@ -166,16 +180,22 @@ class GatewaySetup:
     env: dict[str, str]
 
     @classmethod
-    def create(cls, work_dir: Path, policy_path: Path, mock_port: int) -> GatewaySetup:
-        policy_path.write_text(_policy_yaml(mock_port))
-        env = dict(os.environ)
+    def create(
+        cls, work_dir: Path, policy_path: Path, mock_port: int, budgets: Budgets | None = None
+    ) -> GatewaySetup:
+        policy_path.write_text(_policy_yaml(mock_port, budgets))
+        # Only the settings chosen here: an exported GATEWAY_REDIS_URL (say) must not change
+        # what a run measures without saying so.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
         env.update(
             GATEWAY_DATABASE_URL=f"sqlite+aiosqlite:///{work_dir / 'gw.db'}",
-            GATEWAY_ADMIN_KEY="overhead-benchmark-admin",
+            GATEWAY_ADMIN_KEY=ADMIN_KEY,
             GATEWAY_LOG_LEVEL="warning",
             NO_PROXY="127.0.0.1,localhost",
             no_proxy="127.0.0.1,localhost",
         )
+        if budgets is not None and budgets.redis_url:
+            env["GATEWAY_REDIS_URL"] = budgets.redis_url
         return cls(work_dir, policy_path, env)
 
     def cli(self, *args: str) -> list[str]:
@@ -204,6 +224,18 @@ class GatewaySetup:
             )
         return lines[-1]
 
+    def tenant_id(self, tenant: str) -> str:
+        """The tenant's id (its budget keys' hash tag in Redis), from `gateway tenants list`."""
+        done = subprocess.run(
+            self.cli("tenants", "list"), env=self.env, cwd=BENCH_DIR.parent,
+            capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False,
+        )
+        for line in done.stdout.splitlines():
+            fields = line.split()
+            if len(fields) >= 2 and fields[1] == tenant:
+                return fields[0]
+        raise RuntimeError(f"`gateway tenants list` does not list {tenant!r}:\n{done.stdout}")
+
     def start_gateway(self, port: int, workers: int) -> Service:
         argv = self.cli(
             "serve",
@@ -226,7 +258,51 @@ class GatewaySetup:
         return service
 
 
-def _policy_yaml(mock_port: int) -> str:
+def forget_budget_keys(redis_url: str, tenant_id: str) -> int:
+    """Delete one benchmark tenant's budget keys (a settled-request marker per request lives
+    15 minutes; day and month totals for days): a shared dev Redis keeps nothing of ours."""
+    import redis  # only runs with --redis-url import it
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=10)
+    try:
+        deleted, batch = 0, []
+        for key in client.scan_iter(match=f"gw:budget:{{{tenant_id}}}:*", count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += int(client.delete(*batch))
+                batch = []
+        if batch:
+            deleted += int(client.delete(*batch))
+        return deleted
+    except redis.RedisError as exc:
+        raise RuntimeError(f"could not delete tenant {tenant_id}'s keys from Redis: {exc}") \
+            from exc
+    finally:
+        client.close()
+
+
+# Budgets that never refuse: a day of requests at any rate one machine reaches stays far below
+# them (a benchmark request reserves ~0.0001 USD and ~45 tokens).
+_BUDGET_TENANT = """\
+tenants:
+  bench:
+    budget: {daily_usd: 1000000, monthly_usd: 10000000}
+    limits: {rpm: 100000000, tpm: 100000000000}
+"""
+# A price, so that requests spend real money against the budget. The run without budgets keeps
+# the policy RESULTS.md was measured with; pricing is a few multiplications either way.
+_BUDGET_PRICE = "    price_per_mtok_usd: {input: 1.0, output: 2.0}\n"
+
+
+def _policy_yaml(mock_port: int, budgets: Budgets | None = None) -> str:
+    text = _base_policy_yaml(mock_port)
+    if budgets is None:
+        return text
+    text = text.replace("    quality_tier: 2\n", "    quality_tier: 2\n" + _BUDGET_PRICE)
+    return text + _BUDGET_TENANT
+
+
+def _base_policy_yaml(mock_port: int) -> str:
     return f"""\
 # Written by benchmarks/overhead.py for one run: one mock vLLM backend on loopback.
 version: 1
