@@ -169,6 +169,8 @@ def create_app(
             for provider in set(providers.values()):
                 await provider.aclose()
             warm_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await warm_up  # retrieve its outcome: a cancelled gather must not log noise
             token_pool.shutdown(wait=False, cancel_futures=True)
             if redis is not None:
                 await redis.aclose()

@@ -11,9 +11,9 @@ from starlette.requests import Request
 
 from gateway.api.admin import Admin, admin_components
 from gateway.api.auth import authenticate_tenant
-from gateway.budget.limits import check_scope
+from gateway.budget.limits import BudgetUnavailable, check_scope
 from gateway.components import Components
-from gateway.errors import InvalidRequest, NotFound
+from gateway.errors import BudgetStoreUnavailable, InvalidRequest, NotFound
 from gateway.policy.schema import BudgetSpec, LimitsSpec
 from gateway.routing.usage import usage_report
 from gateway.types import TenantContext
@@ -102,5 +102,10 @@ async def _scoped(parts: Components, name: str, scope: str) -> str:
 async def _report(parts: Components, tenant: TenantContext, tags: str | None) -> dict[str, Any]:
     tag_list = tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else ()
     scopes = await parts.limits.scopes(parts.policy.current, tenant, tag_list)
-    report = await usage_report(parts.budget_store, tenant.tenant_id, scopes)
+    try:
+        report = await usage_report(parts.budget_store, tenant.tenant_id, scopes)
+    except BudgetUnavailable as exc:
+        raise BudgetStoreUnavailable(
+            "The budget service is unavailable; usage cannot be read right now."
+        ) from exc
     return {"tenant": tenant.tenant_name, **report}

@@ -191,8 +191,6 @@ async def test_a_burst_is_answered_within_the_bound(broken: BrokenRedisGateway) 
             assert status == 503
 
 
-@pytest.mark.xfail(strict=True, reason="gateway bug: BudgetUnavailable from store.usage() is "
-                   "not a GatewayError, so GET /v1/usage answers a generic 500")
 def test_usage_says_the_budget_service_is_unavailable(broken: BrokenRedisGateway) -> None:
     resp = httpx.get(f"{broken.url}/v1/usage", timeout=5,
                      headers={"authorization": f"Bearer {broken.keys[OPEN]}"})

@@ -145,8 +145,14 @@ end
 -- Amounts as strings: cjson would round large numbers to 14 digits.
 redis.call('HSET', res, rid, cjson.encode({c = int(cost), t = int(tokens), s = names}))
 redis.call('ZADD', exp, now_ms + ttl_ms, rid)
--- Once every reservation has expired these keys hold nothing that still counts.
+-- Once every reservation has expired these keys hold nothing that still counts. Only ever
+-- lengthen their life: a replica with a shorter reservation TTL must not cut short the
+-- holds of one with a longer TTL (GT leaves a key without an expiry alone, so set it first).
 for _, key in ipairs({held, res, exp}) do
-  redis.call('PEXPIRE', key, ttl_ms + 60000)
+  if redis.call('PTTL', key) < 0 then
+    redis.call('PEXPIRE', key, ttl_ms + 60000)
+  else
+    redis.call('PEXPIRE', key, ttl_ms + 60000, 'GT')
+  end
 end
 return reply(1, false, false, nil, soft, 0, rate)
