@@ -3,7 +3,6 @@ timed by the server's clock; any Redis failure surfaces as BudgetUnavailable, qu
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from importlib.resources import files
 from typing import Any
@@ -11,7 +10,6 @@ from typing import Any
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
-from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from gateway.budget import redis_keys as keys
@@ -19,7 +17,6 @@ from gateway.budget.evaluation import CONCURRENT_RETRY_AFTER_S
 from gateway.budget.limits import (
     Admission,
     AdmitRequest,
-    BudgetUnavailable,
     RateState,
     Reservation,
     ScopeLimits,
@@ -28,6 +25,7 @@ from gateway.budget.limits import (
     period_end_unix_s,
     reservation_of,
 )
+from gateway.budget.redis_pipeline import ScriptPipeline
 
 DAY_KEY_TTL_S = 3 * 86_400  # spend of a day outlives it long enough for reports and retries
 MONTH_KEY_TTL_S = 40 * 86_400
@@ -131,6 +129,7 @@ class RedisBudgetStore:
         self._admit_script = client.register_script(_script_source("admit"))
         self._settle_script = client.register_script(_script_source("settle"))
         self._usage_script = client.register_script(_script_source("usage"))
+        self._pipeline = ScriptPipeline(client, op_timeout_s)
 
     @classmethod
     def from_url(
@@ -193,8 +192,4 @@ class RedisBudgetStore:
             await self._client.aclose()
 
     async def _run(self, script: AsyncScript, script_keys: list[str], args: list[Any]) -> Any:
-        try:
-            async with asyncio.timeout(self._op_timeout_s):
-                return await script(keys=script_keys, args=args)
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise BudgetUnavailable(f"budget store unavailable: {exc!r}") from exc
+        return await self._pipeline.call(script, script_keys, args)
