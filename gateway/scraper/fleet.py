@@ -6,8 +6,9 @@ has sent since the last scrape. Gauges lag by a scrape interval, so requests sen
 added on top (count, KV they may claim, prefill still queued); a burst therefore spreads out
 instead of piling onto the replica that looked idle a second ago.
 
-Every event replaces one backend's frozen `BackendState` in a fresh dict (copy on write), so
-`snapshot()` is a reference plus a timestamp: routing reads it without locks or copies.
+Events only mark a backend dirty; `snapshot()` folds the dirty ones into a fresh dict of
+frozen `BackendState`s (copy on write), so a snapshot is an immutable view routing reads
+without locks, and a burst of events between two requests costs one rebuild.
 """
 
 from __future__ import annotations
@@ -83,9 +84,12 @@ class FleetState:
         self._backends: dict[str, _Backend] = {}
         self._states: dict[str, BackendState] = {}
         self._tickets: dict[str, set[Ticket]] = {}  # since-scrape tickets per backend
+        self._dirty: set[str] = set()
 
     # ---- routing side -------------------------------------------------------------------
     def snapshot(self) -> FleetSnapshot:
+        if self._dirty:
+            self._rebuild()
         return FleetSnapshot(self._states, self._clock())
 
     def dispatched(self, backend: str, prompt_tokens: int, kv_tokens: int) -> Ticket:
@@ -98,7 +102,7 @@ class FleetState:
         entry.kv_reserved_tokens += kv_tokens
         entry.queued_prefill_tokens += prompt_tokens
         self._tickets.setdefault(backend, set()).add(ticket)
-        self._publish(backend, entry)
+        self._dirty.add(backend)
         return ticket
 
     def first_token(self, ticket: Ticket) -> None:
@@ -107,27 +111,27 @@ class FleetState:
             entry = self._backends.get(ticket.backend)
             if entry is not None:
                 entry.queued_prefill_tokens -= ticket.prompt_tokens
-                self._publish(ticket.backend, entry)
+                self._dirty.add(ticket.backend)
 
     def succeeded(self, ticket: Ticket, ttft_s: float | None, tpot_s: float | None) -> None:
         entry = self._release(ticket)
         if entry is not None:
             entry.breaker.on_success()
             entry.latency.observe(ttft_s, tpot_s)
-            self._publish(ticket.backend, entry)
+            self._dirty.add(ticket.backend)
 
     def failed(self, ticket: Ticket) -> None:
         entry = self._release(ticket)
         if entry is not None:
             entry.breaker.on_failure(self._clock())
-            self._publish(ticket.backend, entry)
+            self._dirty.add(ticket.backend)
 
     def abandoned(self, ticket: Ticket) -> None:
         """Ended without a verdict on the backend (client left, request refused as invalid)."""
         entry = self._release(ticket)
         if entry is not None:
             entry.breaker.on_abandoned()
-            self._publish(ticket.backend, entry)
+            self._dirty.add(ticket.backend)
 
     # ---- scraper side (the poller's LoadSink) ------------------------------------------------
     def record_load(self, backend: str, load: BackendLoad) -> None:
@@ -139,7 +143,7 @@ class FleetState:
             if ticket.sent_at_s <= load.scraped_at_s:
                 self._forget_since_scrape(entry, ticket)
         self._learn_rates(entry, load)
-        self._publish(backend, entry)
+        self._dirty.add(backend)
 
     def record_scrape_error(self, backend: str, error: str) -> None:
         entry = self._entry(backend)
@@ -157,6 +161,8 @@ class FleetState:
     # ---- views ------------------------------------------------------------------------------
     def details(self) -> dict[str, dict[str, object]]:
         """Per backend: the routing state plus percentiles and scrape errors (for operators)."""
+        if self._dirty:
+            self._rebuild()
         now = self._clock()
         out: dict[str, dict[str, object]] = {}
         for name, entry in self._backends.items():
@@ -228,27 +234,37 @@ class FleetState:
                 if entry.window_covered_s >= MIN_THROUGHPUT_WINDOW_S else None
             )
 
-    def _publish(self, name: str, entry: _Backend) -> None:
-        breaker = entry.breaker
+    def _rebuild(self) -> None:
+        """Fold every backend changed since the last snapshot into a fresh dict: events only
+        mark a backend dirty, so a burst of them between two snapshots costs one rebuild."""
         states = dict(self._states)
-        states[name] = BackendState(
-            load=entry.load,
-            circuit=breaker.circuit,
-            retry_at_s=breaker.retry_at_s,
-            probing=breaker.probing,
-            consecutive_failures=breaker.consecutive_failures,
-            error_rate=breaker.error_rate,
-            ttft_s=entry.latency.ttft_s,
-            tpot_s=entry.latency.tpot_s,
-            in_flight=entry.in_flight,
-            sent_since_scrape=entry.sent_since_scrape,
-            kv_reserved_tokens=entry.kv_reserved_tokens,
-            queued_prefill_tokens=max(0, entry.queued_prefill_tokens),
-            prefill_tokens_per_s=entry.prefill_peak,
-            decode_tokens_per_s=entry.decode_peak,
-            tokens_per_hour=entry.tokens_per_hour,
-        )
+        for name in self._dirty:
+            entry = self._backends.get(name)
+            if entry is not None:
+                states[name] = _state_of(entry)
+        self._dirty.clear()
         self._states = states
+
+
+def _state_of(entry: _Backend) -> BackendState:
+    breaker = entry.breaker
+    return BackendState(
+        load=entry.load,
+        circuit=breaker.circuit,
+        retry_at_s=breaker.retry_at_s,
+        probing=breaker.probing,
+        consecutive_failures=breaker.consecutive_failures,
+        error_rate=breaker.error_rate,
+        ttft_s=entry.latency.ttft_s,
+        tpot_s=entry.latency.tpot_s,
+        in_flight=entry.in_flight,
+        sent_since_scrape=entry.sent_since_scrape,
+        kv_reserved_tokens=entry.kv_reserved_tokens,
+        queued_prefill_tokens=max(0, entry.queued_prefill_tokens),
+        prefill_tokens_per_s=entry.prefill_peak,
+        decode_tokens_per_s=entry.decode_peak,
+        tokens_per_hour=entry.tokens_per_hour,
+    )
 
 
 def _peak(samples: deque[float] | None) -> float | None:
