@@ -165,9 +165,11 @@ def create_app(
         try:
             yield
         finally:
-            scraping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await scraping
+            poller.stop()
+            try:  # the scrape in flight ends on its own timeout; cancel only as a last resort
+                await asyncio.wait_for(scraping, 2 * telemetry.scrape_timeout_s + 1)
+            except (TimeoutError, asyncio.CancelledError):
+                pass
             await scrape_client.aclose()
             await policy_store.stop()
             await audit.stop()

@@ -4,6 +4,7 @@ backend's BackendLoad (or a short error) to a LoadSink."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -75,6 +76,7 @@ class MetricsPoller:
         self._clock = clock
         self._targets: dict[str, str] = {}
         self._baselines: dict[str, _Baseline] = {}
+        self._stopping = asyncio.Event()
 
     def set_targets(self, targets: Mapping[str, str]) -> None:
         """Backend name → metrics URL. Unchanged targets keep their last sample, so their
@@ -97,17 +99,23 @@ class MetricsPoller:
                 logger.error("scraping %s at %s failed", name, url, exc_info=result)
                 self._sink.record_scrape_error(name, f"internal error: {type(result).__name__}")
 
+    def stop(self) -> None:
+        """Let run() return after the scrape in progress (no cancellation mid-request)."""
+        self._stopping.set()
+
     async def run(self) -> None:
-        """Scrape every interval_s until cancelled; the period includes the scrape itself."""
+        """Scrape every interval_s until stop() (or cancellation); the period includes the
+        scrape itself."""
         loop = asyncio.get_running_loop()
         next_at = loop.time()
-        while True:
+        while not self._stopping.is_set():
             await self.scrape_once()
             next_at += self._interval_s
             now = loop.time()
             if next_at < now:  # overran: skip the missed ticks instead of scraping in a burst
                 next_at += math.ceil((now - next_at) / self._interval_s) * self._interval_s
-            await asyncio.sleep(next_at - now)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), next_at - now)
 
     async def _scrape(self, name: str, url: str) -> None:
         try:
@@ -133,9 +141,12 @@ class MetricsPoller:
         self._sink.record_load(name, load)
 
     async def _fetch(self, url: str) -> str:
-        # asyncio.timeout bounds the whole exchange; httpx's own timeout is per phase.
+        # httpx's per-phase timeouts end a slow scrape cleanly. The cancelling backstop
+        # around them only fires for what those cannot see (a drip-fed body, a transport
+        # without sockets), at three times the timeout: cancelling httpcore mid-connect can
+        # leave a socket to the garbage collector, so it must not be the usual way out.
         try:
-            async with asyncio.timeout(self._timeout_s):
+            async with asyncio.timeout(3 * self._timeout_s):
                 try:
                     return await self._get(url)
                 except _STALE_CONNECTION:
