@@ -192,6 +192,7 @@ class BackendState:
     in_flight: int = 0  # the gateway's requests there now
     sent_since_scrape: int = 0  # of those, sent after the last scrape (not in its gauges)
     kv_reserved_tokens: int = 0  # KV they may claim: prompt + max output each
+    in_flight_kv_tokens: int = 0  # KV all of the gateway's in-flight requests there may claim
     queued_prefill_tokens: int = 0  # prompt tokens of in-flight requests with no first token yet
     prefill_tokens_per_s: float | None = None  # learned capacity: peak recent rates
     decode_tokens_per_s: float | None = None

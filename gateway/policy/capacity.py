@@ -58,12 +58,17 @@ def kv_need_tokens(prompt_tokens: int, max_output_tokens: int | None) -> int:
 
 
 def kv_free_tokens(state: BackendState) -> int | None:
-    """capacity × (1 − usage) less what was sent since the scrape; None when unknown."""
+    """capacity × (1 − usage) less what was sent since the scrape, and never more than
+    capacity less what all of the gateway's in-flight requests there may claim (an engine
+    allocates KV only as it schedules, so a scrape can miss requests already sent); None
+    when unknown."""
     load = state.load
     if load is None or load.kv_capacity_tokens is None:
         return None
     used = load.kv_usage or 0.0
-    return int(load.kv_capacity_tokens * (1.0 - used)) - state.kv_reserved_tokens
+    capacity = load.kv_capacity_tokens
+    return min(int(capacity * (1.0 - used)) - state.kv_reserved_tokens,
+               capacity - state.in_flight_kv_tokens)
 
 
 def queue_depth(backend: Backend, state: BackendState) -> tuple[int, int]:

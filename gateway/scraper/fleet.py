@@ -58,6 +58,7 @@ class _Backend:
     scrape_error: str | None = None
     scrape_failures: int = 0
     in_flight: int = 0
+    in_flight_kv_tokens: int = 0
     sent_since_scrape: int = 0
     kv_reserved_tokens: int = 0
     queued_prefill_tokens: int = 0
@@ -98,6 +99,7 @@ class FleetState:
         ticket = Ticket(backend, now, prompt_tokens, kv_tokens)
         entry.breaker.on_dispatch(now)
         entry.in_flight += 1
+        entry.in_flight_kv_tokens += kv_tokens
         entry.sent_since_scrape += 1
         entry.kv_reserved_tokens += kv_tokens
         entry.queued_prefill_tokens += prompt_tokens
@@ -194,6 +196,7 @@ class FleetState:
         if entry is None:
             return None
         entry.in_flight -= 1
+        entry.in_flight_kv_tokens -= ticket.kv_tokens
         if ticket.prefilling:
             entry.queued_prefill_tokens -= ticket.prompt_tokens
         if ticket.since_scrape:
@@ -258,6 +261,7 @@ def _state_of(entry: _Backend) -> BackendState:
         ttft_s=entry.latency.ttft_s,
         tpot_s=entry.latency.tpot_s,
         in_flight=entry.in_flight,
+        in_flight_kv_tokens=max(0, entry.in_flight_kv_tokens),
         sent_since_scrape=entry.sent_since_scrape,
         kv_reserved_tokens=entry.kv_reserved_tokens,
         queued_prefill_tokens=max(0, entry.queued_prefill_tokens),

@@ -1,10 +1,13 @@
 """Telemetry-aware routing over two real `vllm serve` engines with different KV caches.
 
-The big engine has 32 MiB of KV (32,768 tokens) and 8 batch slots, the small one 4 MiB and 4
-slots (scripts/test.sh). Twelve concurrent requests fit both exactly. A load-blind round-robin
-pool sends half of them to the small engine, where two wait for a slot; the load-aware pool,
-reading the engines' real `vllm:` metrics and counting its own sends, keeps the small engine
-out of its waiting queue and out of preemption.
+The big engine has 32 MiB of KV (32,768 tokens) and 8 batch slots, the small one 4 MiB (4,096
+tokens) and 4 slots (scripts/test.sh). Eleven concurrent long requests (~1,200 tokens of KV
+each) fit the two together. A load-blind round-robin pool sends five of them to the small
+engine, which has the KV for only three of its five: they are preempted or queue. The
+load-aware pool, reading the engines' real `vllm:` metrics and counting its own sends, keeps
+the small engine out of its waiting queue and out of preemption. The assertions are on the
+engines' own counters, not on how many requests went where: when a request arrives late
+under load, a slot may rightly have freed up.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from tests.e2e.conftest import ADMIN_KEY, create_key
 from tests.support.servers import serve
 
 pytestmark = pytest.mark.vllm
-CONCURRENT = 12
+CONCURRENT = 11  # 8 slots on the big engine + 3 requests of KV on the small one
 PROMPT = "tell me a long story about the sea " * 20  # ~200 tokens for the tiny model
 
 
@@ -92,7 +95,7 @@ def burst(gateway: tuple[str, str], model: str, engines: dict[str, Engine]) -> d
 
     async def one(client: openai.AsyncOpenAI, i: int) -> str:
         raw = await client.chat.completions.with_raw_response.create(
-            model=model, max_tokens=300, messages=[{"role": "user", "content": f"{i} {PROMPT}"}],
+            model=model, max_tokens=1000, messages=[{"role": "user", "content": f"{i} {PROMPT}"}],
             extra_body={"ignore_eos": True})
         return raw.headers["x-gateway-backend"]
 
@@ -113,10 +116,14 @@ def burst(gateway: tuple[str, str], model: str, engines: dict[str, Engine]) -> d
 
 def wait_until_scraped(gateway: tuple[str, str]) -> None:
     url, _ = gateway
-    for _ in range(200):
+    for _ in range(600):
         fleet = httpx.get(f"{url}/admin/fleet", headers={"authorization": f"Bearer {ADMIN_KEY}"},
                           timeout=30).json()["backends"]
-        if all(fleet[n]["kv_capacity_tokens"] and fleet[n]["running"] == 0 for n in fleet):
+        # Idle by a fresh scrape: a loaded CI machine can make scrapes time out for a while,
+        # and an old "idle" reading must not start the next burst.
+        if all(fleet[n]["kv_capacity_tokens"] and fleet[n]["running"] == 0
+               and fleet[n]["scrape_age_s"] is not None and fleet[n]["scrape_age_s"] < 2
+               for n in fleet):
             return
         threading.Event().wait(0.1)
     raise AssertionError(f"the gateway never saw both engines idle: {fleet}")
@@ -133,15 +140,19 @@ def test_load_aware_keeps_the_small_engine_out_of_its_queue_round_robin_does_not
 
     small = engines["small"]
     blind = burst(gateway_url, "blind", engines)
-    assert blind == {"big": 6, "small": 6}
-    # Two of its six had no batch slot and waited for one (the engine's own queue-time
-    # histogram, which a sampler cannot miss).
+    assert blind == {"big": 6, "small": 5}
+    # Five long requests on 4,096 tokens of KV: some waited (the engine's own
+    # queue-time histogram, which a sampler cannot miss) or were preempted.
     blind_queue_s = small.read("vllm:request_queue_time_seconds_sum") - small.queue_s_before
+    blind_preempted = small.read("vllm:num_preemptions_total") - small.preemptions_before
+    assert blind_queue_s > 0.5 or blind_preempted > 0, (blind_queue_s, blind_preempted)
 
     wait_until_scraped(gateway_url)
     aware = burst(gateway_url, "aware", engines)
     aware_queue_s = small.read("vllm:request_queue_time_seconds_sum") - small.queue_s_before
-    assert aware["small"] <= 4 and sum(aware.values()) == CONCURRENT
-    assert small.waiting_seen == 0
-    assert small.read("vllm:num_preemptions_total") == small.preemptions_before
-    assert aware_queue_s < 0.25 * blind_queue_s, (aware_queue_s, blind_queue_s)
+    after = httpx.get(f"{gateway_url[0]}/admin/fleet",
+                      headers={"authorization": f"Bearer {ADMIN_KEY}"}).json()["backends"]
+    assert sum(aware.values()) == CONCURRENT
+    assert small.waiting_seen == 0, (aware, after)
+    assert small.read("vllm:num_preemptions_total") == small.preemptions_before, (aware, after)
+    assert aware_queue_s < 0.1 * CONCURRENT, (aware_queue_s, aware, after)  # scheduling only

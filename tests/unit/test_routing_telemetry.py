@@ -187,3 +187,11 @@ def test_own_in_flight_requests_count_even_when_the_scrape_missed_them():
     full = state(running=1, in_flight=4, sent_since_scrape=0)  # 4 slots: a new one waits
     assert any(r.backend == "a" and "wait behind" in r.reason
                for r in route({"a": full, "b": state()}).rejected)
+
+
+def test_kv_claimed_by_own_in_flight_requests_counts_even_if_the_scrape_missed_it():
+    # The engine had not allocated KV for three just-sent requests when it was scraped.
+    lagging = state(kv_usage=0.05, in_flight=3, in_flight_kv_tokens=9000)
+    decision = route({"a": lagging, "b": state()})
+    assert names(decision)[0] == "b"
+    assert any(r.backend == "a" and "KV cache" in r.reason for r in decision.rejected)
