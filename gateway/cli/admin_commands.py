@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import click
 
+from gateway.cli.database import run_with_database
 from gateway.db.engine import create_engine
 from gateway.db.migrate import current_revision, upgrade
 from gateway.settings import Settings
@@ -17,20 +18,7 @@ T = TypeVar("T")
 
 
 def _run(work: Callable[[TenantRepository, Settings], Awaitable[T]]) -> T:
-    async def main() -> T:
-        settings = Settings()
-        engine = create_engine(settings.database_url)
-        try:
-            if settings.is_embedded_db:
-                await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-            pepper = (
-                settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
-            )
-            return await work(TenantRepository(engine, pepper), settings)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(main())
+    return run_with_database(lambda db: work(db.tenants, db.settings))
 
 
 @click.command()

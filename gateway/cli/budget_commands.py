@@ -4,9 +4,6 @@ what is left, read straight from the shared budget store)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,17 +12,15 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from gateway.budget.limits import BudgetUnavailable, ScopeLimits, check_scope
-from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.pricing import format_usd
 from gateway.budget.redis_store import RedisBudgetStore
-from gateway.db.engine import create_engine
-from gateway.db.migrate import upgrade
+from gateway.cli.database import Database, run_with_database
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.policy.schema import BudgetSpec, LimitsSpec, TenantSpec
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.usage import usage_report
 from gateway.settings import Settings
-from gateway.tenancy.repository import TenantRepository, TenantRow
+from gateway.tenancy.repository import TenantRow
 from gateway.types import TenantContext
 
 T = TypeVar("T")
@@ -36,29 +31,7 @@ BUDGET_FIELDS = ("daily_usd", "monthly_usd", "daily_tokens", "monthly_tokens", "
 LIMIT_FIELDS = ("rpm", "tpm", "concurrent")
 
 
-@dataclass(frozen=True, slots=True)
-class Database:
-    tenants: TenantRepository
-    limits: LimitsRepository
-    settings: Settings
-
-
-def _run(work: Callable[[Database], Awaitable[T]]) -> T:
-    async def main() -> T:
-        settings = Settings()
-        engine = create_engine(settings.database_url)
-        try:
-            if settings.is_embedded_db:
-                await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-            pepper = (
-                settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
-            )
-            db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), settings)
-            return await work(db)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(main())
+_run = run_with_database
 
 
 def _policy(path: Path | None) -> PolicySet:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import ValidationError
@@ -209,11 +210,10 @@ def _compile_backend(spec: BackendSpec) -> Backend:
 
 
 def default_metrics_url(base_url: str) -> str:
-    """vLLM serves /metrics at the server root, beside the /v1 API."""
-    root = base_url.rstrip("/")
-    if root.endswith("/v1"):
-        root = root[: -len("/v1")]
-    return root + "/metrics"
+    """vLLM serves /metrics at the server root, while base_url is usually its /v1."""
+    parts = urlsplit(base_url)
+    root = parts.path.rstrip("/").removesuffix("/v1")
+    return urlunsplit((parts.scheme, parts.netloc, f"{root}/metrics", "", ""))
 
 
 def _problems(exc: ValidationError, root: yaml.Node | None, source: str) -> list[PolicyProblem]:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -48,13 +47,6 @@ class _Baseline:
     url: str
     sample: EngineSample
     at_s: float
-
-
-def metrics_url_for(base_url: str) -> str:
-    """The engine's /metrics: served at the server root, while base_url is usually its /v1."""
-    parts = urlsplit(base_url)
-    root = parts.path.rstrip("/").removesuffix("/v1")
-    return urlunsplit((parts.scheme, parts.netloc, f"{root}/metrics", "", ""))
 
 
 class MetricsPoller:

@@ -12,7 +12,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.scraper.poller import MetricsPoller, metrics_url_for
+from gateway.policy.loader import default_metrics_url as metrics_url_for
+from gateway.scraper.poller import MetricsPoller
 from gateway.sim import SimConfig, create_sim_app
 from gateway.types import BackendLoad
 from tests.conftest import service_url

@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from gateway.policy.loader import default_metrics_url as metrics_url_for
 from gateway.scraper import poller as poller_module
 from gateway.scraper.engine_metrics import EngineSample, parse_metrics
-from gateway.scraper.poller import MetricsPoller, metrics_url_for
+from gateway.scraper.poller import MetricsPoller
 from gateway.types import BackendLoad
 from tests.unit.scraper.exposition import EngineValues, fixture, vllm_text
 
