@@ -290,3 +290,34 @@ class AuditEvent:
     spill_over: bool = False
     affinity: str | None = None
     unmetered: bool = False  # served while the budget store was down (fail open)
+    # Who, in words, and what classification found (categories and detector types, never
+    # values); with max_output_tokens, tags and over_soft_limit these are what decide()
+    # needs to re-decide the request under another policy (policy replay).
+    tenant_name: str = ""
+    zone: str | None = None
+    complexity: str | None = None
+    p_strong: float | None = None
+    sensitivity: tuple[str, ...] = ()
+    sensitive_types: tuple[str, ...] = ()
+    redacted: bool = False  # spans were replaced before the request left self_hosted
+    max_output_tokens: int | None = None
+    tags: tuple[str, ...] = ()
+    over_soft_limit: bool = False
+    prompt_tokens_exact: bool = True
+    # What the policy's baseline model (typically the frontier API) would have charged for
+    # the same tokens: the "always the frontier model" comparison in savings reports.
+    baseline_cost_micro_usd: int | None = None
+    tried: tuple[str, ...] = ()  # backends attempted, in order (fallbacks after the first)
+    telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryNote:
+    """The chosen backend's load when the request was routed, kept in its audit row."""
+
+    running: int | None = None
+    waiting: int | None = None
+    kv_usage: float | None = None
+    prefix_hit_rate: float | None = None
+    in_flight: int = 0
+    age_s: float | None = None  # how old the scrape was

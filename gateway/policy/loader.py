@@ -5,6 +5,7 @@ Errors name the file, the line and the key path, so an operator can fix every pr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from gateway.policy.schema import (
     TenantSpec,
 )
 from gateway.policy.validation import semantic_problems
-from gateway.types import Backend, PricePerMTok
+from gateway.types import Backend, PricePerMTok, Zone
 
 # (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
 # a commercial API adds network and queueing.
@@ -66,6 +67,7 @@ class PolicySet:
     rules: tuple[Rule, ...] = ()
     telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
     tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)  # budgets and limits
+    baseline: Backend | None = None  # what savings are measured against
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -158,7 +160,15 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     return PolicySet(
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
+        backends[spec.baseline] if spec.baseline else default_baseline(backends.values()),
     )
+
+
+def default_baseline(backends: Iterable[Backend]) -> Backend | None:
+    """The frontier model: the priced external backend that charges most per output token."""
+    priced = [(b.price, b) for b in backends if b.zone != Zone.SELF_HOSTED and b.price]
+    best = max(priced, key=lambda pb: (pb[0].output_usd, pb[0].input_usd), default=None)
+    return best[1] if best else None
 
 
 def _compile_backend(spec: BackendSpec) -> Backend:

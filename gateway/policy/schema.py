@@ -194,6 +194,11 @@ class TenantSpec(Strict):
         default_factory=dict,
         description="budgets and limits per x-gateway-tags value (e.g. a team or feature)",
     )
+    store_content: Literal["none", "redacted"] = Field(
+        default="none",
+        description="keep prompts and responses with the audit record, sensitive spans "
+        "replaced by typed placeholders (off by default: only metadata is recorded)",
+    )
     on_budget_store_error: Literal["fail_open", "fail_closed"] = Field(
         default="fail_open",
         description="when the budget store (Redis) cannot answer: fail_open serves the "
@@ -258,3 +263,9 @@ class PolicyFile(Strict):
     )
     tenants: dict[str, TenantSpec] = Field(default_factory=dict)
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    baseline: str | None = Field(
+        default=None,
+        description="backend whose price every audit row is compared with (the 'always the "
+        "frontier model' baseline of savings reports); default: the priced external backend "
+        "with the highest output price",
+    )

@@ -87,9 +87,11 @@ class RoutingService:
         )
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
+            trace.snapshot = self._fleet.snapshot()
+            trace.over_soft_limit = self._budget.over_soft_limit(tenant.tenant_id)
             decision = decide(  # 2 decide
-                request, profile, tenant, self._fleet.snapshot(), policy, next(self._rotation),
-                self._budget.over_soft_limit(tenant.tenant_id),
+                request, profile, tenant, trace.snapshot, policy, next(self._rotation),
+                trace.over_soft_limit,
             )
             trace.decision = decision
             admitted = await self._budget.admit(  # 3 reserve
@@ -212,6 +214,7 @@ class RoutingService:
     def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
         trace.attempts += 1
         trace.backend = backend
+        trace.tried.append(backend.name)
         trace.attempt_started_s = time.perf_counter()
         return self._fleet.dispatched(
             backend.name, profile.prompt_tokens,
@@ -260,9 +263,14 @@ class RoutingService:
         cost = cost_micro_usd(usage, self._price(backend)) if backend else 0
         if reservation is not None:
             await self._budget.settle(reservation, cost, usage.total_tokens)
+        baseline = self._policy.current.baseline
         self._audit.record(audit_event(
             tenant, request, profile, trace, usage, cost, error=error, cancelled=cancelled,
             ttft_s=ttft_s,
+            baseline_cost_micro_usd=(
+                cost_micro_usd(usage, baseline.price)
+                if baseline is not None and baseline.price is not None else None
+            ),
         ))
         return cost
 

@@ -11,10 +11,12 @@ from gateway.errors import GatewayError
 from gateway.types import (
     AuditEvent,
     Backend,
+    FleetSnapshot,
     Payload,
     Profile,
     RouteDecision,
     RouteRequest,
+    TelemetryNote,
     TenantContext,
     Usage,
 )
@@ -33,6 +35,9 @@ class RequestTrace:
     unmetered: bool = False  # admitted without the budget store (it was down; fail open)
     errors: list[str] = field(default_factory=list)
     redacted: tuple[Payload, RedactionMap] | None = None
+    snapshot: FleetSnapshot | None = None  # the fleet as decide() saw it
+    tried: list[str] = field(default_factory=list)  # backends attempted, in order
+    over_soft_limit: bool = False
 
 
 def audit_event(
@@ -46,6 +51,7 @@ def audit_event(
     error: GatewayError | None,
     cancelled: bool,
     ttft_s: float | None,
+    baseline_cost_micro_usd: int | None = None,
 ) -> AuditEvent:
     if cancelled:
         status, outcome = 499, "client_disconnected"
@@ -81,4 +87,39 @@ def audit_event(
         spill_over=decision.spilled if decision else False,
         affinity=decision.affinity if decision else None,
         unmetered=trace.unmetered,
+        tenant_name=tenant.tenant_name,
+        zone=backend.zone if backend else None,
+        complexity=profile.complexity.label if profile.complexity else None,
+        p_strong=profile.complexity.p_strong if profile.complexity else None,
+        sensitivity=profile.sensitivity,
+        sensitive_types=tuple(sorted({span.type for span in profile.spans})),
+        redacted=trace.redacted is not None,
+        max_output_tokens=request.max_output_tokens,
+        tags=request.tags,
+        over_soft_limit=trace.over_soft_limit,
+        prompt_tokens_exact=profile.prompt_tokens_exact,
+        baseline_cost_micro_usd=baseline_cost_micro_usd,
+        tried=tuple(trace.tried),
+        telemetry=_telemetry_note(trace.snapshot, backend),
+    )
+
+
+def _telemetry_note(
+    snapshot: FleetSnapshot | None, backend: Backend | None
+) -> TelemetryNote | None:
+    if snapshot is None or backend is None:
+        return None
+    state = snapshot.backends.get(backend.name)
+    if state is None:
+        return None
+    load = state.load
+    if load is None:
+        return TelemetryNote(in_flight=state.in_flight)
+    return TelemetryNote(
+        running=load.running,
+        waiting=load.waiting,
+        kv_usage=load.kv_usage,
+        prefix_hit_rate=load.prefix_hit_rate,
+        in_flight=state.in_flight,
+        age_s=round(max(0.0, snapshot.taken_at_s - load.scraped_at_s), 3),
     )

@@ -1,0 +1,145 @@
+"""Audit rows as plain dicts in one canonical form, and the hash chain that links them.
+
+A row is what `audit_log` stores, with `ts` as integer microseconds since the epoch (exact in
+Postgres, SQLite and JSON alike). Its hash covers every field but itself, serialised with
+sorted keys, so the same row read back from any of those stores hashes the same. Each writer
+process keeps its own chain (one id per process life), which needs no coordination between
+replicas; the rows of a chain are numbered without gaps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from gateway.types import AuditEvent
+
+Row = dict[str, Any]
+
+GENESIS = "0" * 64  # prev_hash of a chain's first row
+CHAIN_FIELDS = ("chain_id", "seq", "prev_hash", "row_hash")
+
+
+def new_chain_id() -> str:
+    """Unique per writer process life: host, pid and start time (ms)."""
+    host = socket.gethostname()[:24]
+    return f"{host}:{os.getpid()}:{int(time.time() * 1000):x}"
+
+
+def event_row(event: AuditEvent) -> Row:
+    """The audit_log columns for one request (without the chain fields)."""
+    trace: dict[str, Any] = {}
+    if event.rejected:
+        trace["rejected"] = [[r.backend, r.reason] for r in event.rejected]
+    if len(event.tried) > 1:
+        trace["tried"] = list(event.tried)
+    if event.telemetry is not None:
+        note = event.telemetry
+        trace["telemetry"] = {
+            k: v for k, v in (
+                ("running", note.running), ("waiting", note.waiting),
+                ("kv_usage", note.kv_usage), ("prefix_hit_rate", note.prefix_hit_rate),
+                ("in_flight", note.in_flight), ("age_s", note.age_s),
+            ) if v is not None
+        }
+    if event.sensitive_types:
+        trace["types"] = list(event.sensitive_types)
+    return {
+        "ts": round(event.ts_unix_s * 1_000_000),
+        "request_id": event.request_id,
+        "tenant_id": event.tenant_id,
+        "tenant": event.tenant_name,
+        "key_id": event.key_id,
+        "endpoint": event.endpoint,
+        "requested_model": event.requested_model,
+        "backend": event.backend,
+        "upstream_model": event.upstream_model,
+        "zone": event.zone,
+        "rule": event.rule,
+        "status": event.status,
+        "outcome": event.outcome,
+        "error_type": event.error_type,
+        "stream": event.stream,
+        "prompt_tokens": event.prompt_tokens,
+        "completion_tokens": event.completion_tokens,
+        "cached_tokens": event.cached_tokens,
+        "max_output_tokens": event.max_output_tokens,
+        "prompt_tokens_exact": event.prompt_tokens_exact,
+        "complexity": event.complexity,
+        "p_strong": None if event.p_strong is None else round(event.p_strong, 6),
+        "sensitivity": ",".join(event.sensitivity),
+        "redacted": event.redacted,
+        "tags": ",".join(event.tags),
+        "cost_micro_usd": event.cost_micro_usd,
+        "baseline_cost_micro_usd": event.baseline_cost_micro_usd,
+        "predicted_cost_micro_usd": event.predicted_cost_micro_usd,
+        "duration_s": round(event.duration_s, 6),
+        "ttft_s": None if event.ttft_s is None else round(event.ttft_s, 6),
+        "predicted_ttft_s": (
+            None if event.predicted_ttft_s is None else round(event.predicted_ttft_s, 6)
+        ),
+        "attempts": event.attempts,
+        "spill_over": event.spill_over,
+        "affinity": event.affinity,
+        "unmetered": event.unmetered,
+        "over_soft_limit": event.over_soft_limit,
+        "trace": trace or None,
+    }
+
+
+def row_hash(row: Row) -> str:
+    content = {k: v for k, v in row.items() if k != "row_hash"}
+    return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+class Chain:
+    """Links rows in order: each carries its number, the previous row's hash and its own."""
+
+    def __init__(self, chain_id: str, seq: int = 0, head: str = GENESIS) -> None:
+        self.chain_id = chain_id
+        self.seq = seq  # of the last linked row; 0 before the first
+        self.head = head
+
+    def link(self, row: Row) -> Row:
+        self.seq += 1
+        row["chain_id"], row["seq"], row["prev_hash"] = self.chain_id, self.seq, self.head
+        row["row_hash"] = self.head = row_hash(row)
+        return row
+
+
+def to_wire(row: Row) -> bytes:
+    return orjson.dumps(row)
+
+
+def from_wire(data: bytes) -> Row:
+    row: Row = orjson.loads(data)
+    return row
+
+
+def ts_datetime(ts_us: int) -> datetime:
+    """Exact: integer microseconds → an aware UTC datetime (no float rounding)."""
+    seconds, micros = divmod(ts_us, 1_000_000)
+    return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micros)
+
+
+def ts_micros(value: datetime) -> int:
+    """The inverse; SQLite hands back naive datetimes, which are UTC here."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_db(record: Mapping[str, Any]) -> Row:
+    """A row read from audit_log (`Row._asdict()`) back in canonical form."""
+    # Column names arrive as SQLAlchemy's str subclass, which orjson will not take as keys.
+    row = {str.__str__(k): v for k, v in record.items()}
+    row["ts"] = ts_micros(row["ts"])
+    return row

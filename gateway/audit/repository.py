@@ -1,0 +1,119 @@
+"""All audit SQL for the write path: a batch of chained rows, their rollups and the chain
+heads, in one transaction, on Postgres or SQLite.
+
+Inserting is idempotent: a batch replayed after a commit whose acknowledgement was lost
+inserts nothing twice (the primary key includes the chain position), and only rows actually
+inserted are added to the rollups.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from gateway.audit.records import Row, ts_datetime
+from gateway.audit.rollup import COUNTERS, SUMS, rollup
+from gateway.db.audit_tables import (
+    audit_chains,
+    audit_daily,
+    audit_latency,
+    audit_log,
+    backend_busy_minutes,
+)
+
+
+def dialect_insert(conn: AsyncConnection, table: Any) -> Any:
+    """INSERT with ON CONFLICT support for whichever database this is."""
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)
+
+
+class AuditRepository:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def insert(self, rows: list[Row]) -> int:
+        """Store chained rows; returns how many were new."""
+        if not rows:
+            return 0
+        async with self._engine.begin() as conn:
+            return await insert_rows(conn, rows)
+
+    async def chain_head(self, chain_id: str) -> tuple[int, str] | None:
+        async with self._engine.connect() as conn:
+            found = (await conn.execute(
+                select(audit_chains.c.seq, audit_chains.c.row_hash)
+                .where(audit_chains.c.chain_id == chain_id)
+            )).first()
+        return (found.seq, found.row_hash) if found else None
+
+
+async def insert_rows(conn: AsyncConnection, rows: list[Row]) -> int:
+    stmt = dialect_insert(conn, audit_log).on_conflict_do_nothing(
+        index_elements=["chain_id", "seq", "ts"]
+    ).returning(audit_log.c.chain_id, audit_log.c.seq)
+    inserted = {
+        (r.chain_id, r.seq)
+        for r in await conn.execute(stmt, [{**row, "ts": ts_datetime(row["ts"])} for row in rows])
+    }
+    new = [row for row in rows if (row["chain_id"], row["seq"]) in inserted]
+    if new:
+        await _add_rollups(conn, new)
+        await _advance_heads(conn, new)
+    return len(new)
+
+
+async def _add_rollups(conn: AsyncConnection, rows: list[Row]) -> None:
+    folded = rollup(rows)
+    daily = dialect_insert(conn, audit_daily)
+    daily = daily.on_conflict_do_update(
+        index_elements=["day", "tenant_id", "requested_model", "backend", "rule"],
+        set_={
+            **{c: audit_daily.c[c] + daily.excluded[c] for c in (*COUNTERS, *SUMS)},
+            "tenant": daily.excluded.tenant,
+            "zone": daily.excluded.zone,
+        },
+    )
+    await conn.execute(daily, [
+        {"day": day, "tenant_id": tenant, "requested_model": model, "backend": backend,
+         "rule": rule, **values}
+        for (day, tenant, model, backend, rule), values in folded.daily.items()
+    ])
+    if folded.latency:
+        latency = dialect_insert(conn, audit_latency)
+        latency = latency.on_conflict_do_update(
+            index_elements=["day", "tenant_id", "backend", "metric", "bucket"],
+            set_={"count": audit_latency.c.count + latency.excluded["count"]},
+        )
+        await conn.execute(latency, [
+            {"day": day, "tenant_id": tenant, "backend": backend, "metric": metric,
+             "bucket": bucket, "count": count}
+            for (day, tenant, backend, metric, bucket), count in folded.latency.items()
+        ])
+    if folded.busy:
+        busy = dialect_insert(conn, backend_busy_minutes).on_conflict_do_nothing()
+        await conn.execute(busy, [{"backend": b, "minute": m} for b, m in folded.busy])
+
+
+async def _advance_heads(conn: AsyncConnection, rows: list[Row]) -> None:
+    heads: dict[str, Row] = {}
+    for row in rows:
+        if row["seq"] > heads.get(row["chain_id"], {"seq": 0})["seq"]:
+            heads[row["chain_id"]] = row
+    stmt = dialect_insert(conn, audit_chains)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["chain_id"],
+        set_={"seq": stmt.excluded.seq, "row_hash": stmt.excluded.row_hash,
+              "updated_at": stmt.excluded.updated_at},
+        where=audit_chains.c.seq < stmt.excluded.seq,
+    )
+    now = datetime.now(UTC)
+    await conn.execute(stmt, [
+        {"chain_id": c, "seq": r["seq"], "row_hash": r["row_hash"], "updated_at": now}
+        for c, r in heads.items()
+    ])
