@@ -10,6 +10,7 @@ from gateway.cli.budget_commands import budgets, usage
 from gateway.cli.classifier_commands import classifier
 from gateway.cli.classify_command import classify_command
 from gateway.cli.policy_commands import policy
+from gateway.cli.report_commands import report
 from gateway.cli.serve import serve, sim
 
 
@@ -27,6 +28,7 @@ cli.add_command(tenants)
 cli.add_command(budgets)
 cli.add_command(usage)
 cli.add_command(policy)
+cli.add_command(report)
 cli.add_command(classifier)
 cli.add_command(classify_command)
 
