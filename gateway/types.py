@@ -309,6 +309,15 @@ class AuditEvent:
     baseline_cost_micro_usd: int | None = None
     tried: tuple[str, ...] = ()  # backends attempted, in order (fallbacks after the first)
     telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
+    # Prompt and answer with sensitive spans already replaced: only for tenants that opted in
+    # (store_content: redacted). Kept beside the row, outside its hash.
+    content: AuditContent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditContent:
+    prompt: str
+    response: str
 
 
 @dataclass(frozen=True, slots=True)

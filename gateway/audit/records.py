@@ -25,6 +25,9 @@ Row = dict[str, Any]
 
 GENESIS = "0" * 64  # prev_hash of a chain's first row
 CHAIN_FIELDS = ("chain_id", "seq", "prev_hash", "row_hash")
+# Opted-in redacted prompt and answer travel with the row (through queue and spool) but are
+# stored in audit_content and are not part of the row's hash.
+CONTENT = "content"
 
 
 def new_chain_id() -> str:
@@ -51,7 +54,7 @@ def event_row(event: AuditEvent) -> Row:
         }
     if event.sensitive_types:
         trace["types"] = list(event.sensitive_types)
-    return {
+    row: Row = {
         "ts": round(event.ts_unix_s * 1_000_000),
         "request_id": event.request_id,
         "tenant_id": event.tenant_id,
@@ -92,10 +95,13 @@ def event_row(event: AuditEvent) -> Row:
         "over_soft_limit": event.over_soft_limit,
         "trace": trace or None,
     }
+    if event.content is not None:
+        row[CONTENT] = {"prompt": event.content.prompt, "response": event.content.response}
+    return row
 
 
 def row_hash(row: Row) -> str:
-    content = {k: v for k, v in row.items() if k != "row_hash"}
+    content = {k: v for k, v in row.items() if k != "row_hash" and k != CONTENT}
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

@@ -15,10 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from gateway.audit.records import Row, ts_datetime
+from gateway.audit.records import CONTENT, Row, ts_datetime
 from gateway.audit.rollup import COUNTERS, SUMS, rollup
 from gateway.db.audit_tables import (
     audit_chains,
+    audit_content,
     audit_daily,
     audit_latency,
     audit_log,
@@ -57,14 +58,24 @@ async def insert_rows(conn: AsyncConnection, rows: list[Row]) -> int:
     stmt = dialect_insert(conn, audit_log).on_conflict_do_nothing(
         index_elements=["chain_id", "seq", "ts"]
     ).returning(audit_log.c.chain_id, audit_log.c.seq)
-    inserted = {
-        (r.chain_id, r.seq)
-        for r in await conn.execute(stmt, [{**row, "ts": ts_datetime(row["ts"])} for row in rows])
-    }
+    params = [
+        {k: v for k, v in row.items() if k != CONTENT} | {"ts": ts_datetime(row["ts"])}
+        for row in rows
+    ]
+    inserted = {(r.chain_id, r.seq) for r in await conn.execute(stmt, params)}
     new = [row for row in rows if (row["chain_id"], row["seq"]) in inserted]
     if new:
         await _add_rollups(conn, new)
         await _advance_heads(conn, new)
+        contents = [
+            {"request_id": row["request_id"], "ts": ts_datetime(row["ts"]),
+             "tenant_id": row["tenant_id"], **row[CONTENT]}
+            for row in new if row.get(CONTENT)
+        ]
+        if contents:
+            await conn.execute(
+                dialect_insert(conn, audit_content).on_conflict_do_nothing(), contents
+            )
     return len(new)
 
 

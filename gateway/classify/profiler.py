@@ -54,6 +54,15 @@ class RequestClassifier:
         self._sensitivity = sensitivity
         self._executor = executor  # for large scans: must run the built-in detectors
 
+    @property
+    def can_redact(self) -> bool:
+        return self._sensitivity is not None
+
+    def redact_text(self, text: str) -> str:
+        """Free text (an answer, say) with every sensitive span replaced by its placeholder."""
+        assert self._sensitivity is not None, "redaction needs a sensitivity detector"
+        return redact(text, self._sensitivity.scan(text))[0]
+
     def redact(self, request: RouteRequest) -> tuple[Payload, RedactionMap]:
         """The payload with every sensitive span replaced by a typed placeholder."""
         assert self._sensitivity is not None, "redaction needs a sensitivity detector"

@@ -22,11 +22,15 @@ from gateway.budget.limits import (
     ScopeLimits,
     periods,
 )
+from gateway.budget.pricing import cost_micro_usd
 from gateway.budget.store import BudgetStore
 from gateway.errors import BudgetStoreUnavailable, QuotaExceeded, RateLimited
 from gateway.policy.loader import PolicySet
 from gateway.telemetry.metrics import GatewayMetrics
-from gateway.types import TenantContext
+from gateway.types import Profile, RouteDecision, TenantContext, Usage
+
+# Worst case reserved when the client sets no max_tokens (settled to the actual afterwards).
+DEFAULT_RESERVE_OUTPUT_TOKENS = 4096
 
 log = logging.getLogger(__name__)
 SOFT_LIMIT_HEADER = "x-gateway-budget-warning"
@@ -154,3 +158,12 @@ def _scope_words(scope: str | None) -> str:
         return "your organization"
     kind, _, name = scope.partition(":")
     return f"this API key ({name})" if kind == "key" else f"tag '{name}'"
+
+
+def worst_case(profile: Profile, decision: RouteDecision) -> tuple[int, int]:
+    """(micro-USD, tokens) to reserve: the whole prompt and every output token allowed, at the
+    dearest candidate's price (a fallback may serve it)."""
+    output = profile.max_output_tokens or DEFAULT_RESERVE_OUTPUT_TOKENS
+    usage = Usage(profile.prompt_tokens, output)
+    cost = max(cost_micro_usd(usage, b.price) for b in decision.candidates)
+    return cost, usage.total_tokens

@@ -21,11 +21,12 @@ from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
 from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
-from gateway.routing.budgeting import BudgetGate
+from gateway.routing.budgeting import BudgetGate, worst_case
+from gateway.routing.content_capture import capture
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.streaming import Relay, StreamOutcome
-from gateway.routing.trace import RequestTrace, audit_event
+from gateway.routing.trace import RequestTrace, audit_event, response_headers
 from gateway.scraper.fleet import FleetState, Ticket
 from gateway.scraper.latency import split_latency
 from gateway.types import (
@@ -33,15 +34,11 @@ from gateway.types import (
     Payload,
     PricePerMTok,
     Profile,
-    RouteDecision,
     RouteRequest,
     TenantContext,
     Usage,
     Zone,
 )
-
-# Worst case reserved when the client sets no max_tokens (settled to the actual afterwards).
-DEFAULT_RESERVE_OUTPUT_TOKENS = 4096
 
 
 @dataclass(slots=True)
@@ -87,6 +84,8 @@ class RoutingService:
         )
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
+            spec = policy.tenant_specs.get(tenant.tenant_name)
+            trace.capture = spec is not None and spec.store_content == "redacted"
             trace.snapshot = self._fleet.snapshot()
             trace.over_soft_limit = self._budget.over_soft_limit(tenant.tenant_id)
             decision = decide(  # 2 decide
@@ -95,7 +94,7 @@ class RoutingService:
             )
             trace.decision = decision
             admitted = await self._budget.admit(  # 3 reserve
-                policy, tenant, request.request_id, scopes, *_worst_case(profile, decision)
+                policy, tenant, request.request_id, scopes, *worst_case(profile, decision)
             )
             reservation, trace.headers = admitted.reservation, admitted.headers
             trace.unmetered = reservation is None
@@ -113,9 +112,9 @@ class RoutingService:
             raise
         assert trace.backend is not None
         cost = await self._finish(  # 5 settle + 6 record
-            tenant, request, profile, reservation, trace, reply.usage
+            tenant, request, profile, reservation, trace, reply.usage, body=reply.body
         )
-        return Completed(reply.body, reply.content_type, self._headers(trace, cost))
+        return Completed(reply.body, reply.content_type, response_headers(trace, cost))
 
     async def _dispatch(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace
@@ -187,6 +186,7 @@ class RoutingService:
                 error=outcome.error, cancelled=outcome.cancelled,
                 ttft_s=(outcome.first_token_at_s - trace.started_s)
                 if outcome.first_token_at_s is not None else None,
+                events=outcome.captured,
             )
 
         def annotate(usage: Usage) -> dict[str, str]:
@@ -196,8 +196,9 @@ class RoutingService:
         attempt_backend = trace.backend
         assert attempt_backend is not None
         body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
-                     on_first_token=on_first_token, annotate_usage=annotate)
-        return Streaming(body, self._headers(trace, None))
+                     on_first_token=on_first_token, annotate_usage=annotate,
+                     capture=trace.capture)
+        return Streaming(body, response_headers(trace, None))
 
     def _payload_for(
         self, request: RouteRequest, trace: RequestTrace, backend: Backend
@@ -257,6 +258,8 @@ class RoutingService:
         error: GatewayError | None = None,
         cancelled: bool = False,
         ttft_s: float | None = None,
+        body: bytes | None = None,
+        events: list[bytes] | None = None,
     ) -> int:
         backend = trace.backend
         usage = usage or Usage()
@@ -264,6 +267,10 @@ class RoutingService:
         if reservation is not None:
             await self._budget.settle(reservation, cost, usage.total_tokens)
         baseline = self._policy.current.baseline
+        content = (
+            await capture(self._classifier, request, body, events)
+            if trace.capture and backend is not None else None
+        )
         self._audit.record(audit_event(
             tenant, request, profile, trace, usage, cost, error=error, cancelled=cancelled,
             ttft_s=ttft_s,
@@ -271,6 +278,7 @@ class RoutingService:
                 cost_micro_usd(usage, baseline.price)
                 if baseline is not None and baseline.price is not None else None
             ),
+            content=content,
         ))
         return cost
 
@@ -283,32 +291,6 @@ class RoutingService:
             if measured is not None:
                 return measured
         return backend.price
-
-    @staticmethod
-    def _headers(trace: RequestTrace, cost_micro_usd: int | None) -> dict[str, str]:
-        assert trace.backend is not None and trace.decision is not None
-        headers = {
-            **trace.headers,
-            "x-gateway-backend": trace.backend.name,
-            "x-gateway-rule": trace.decision.rule,
-            "x-gateway-attempts": str(trace.attempts),
-        }
-        if trace.decision.spilled:
-            headers["x-gateway-spill-over"] = "true"
-        if trace.decision.affinity is not None:
-            headers["x-gateway-affinity"] = trace.decision.affinity
-        if cost_micro_usd is not None:
-            headers["x-gateway-cost-usd"] = format_usd(cost_micro_usd)
-        return headers
-
-
-def _worst_case(profile: Profile, decision: RouteDecision) -> tuple[int, int]:
-    """(micro-USD, tokens) to reserve: the whole prompt and every output token allowed, at the
-    dearest candidate's price (a fallback may serve it)."""
-    output = profile.max_output_tokens or DEFAULT_RESERVE_OUTPUT_TOKENS
-    usage = Usage(profile.prompt_tokens, output)
-    cost = max(cost_micro_usd(usage, b.price) for b in decision.candidates)
-    return cost, usage.total_tokens
 
 
 def _partial_usage(profile: Profile, outcome: StreamOutcome) -> Usage:

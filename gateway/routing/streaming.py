@@ -20,6 +20,7 @@ from gateway.providers.upstream_errors import parse_error_body
 from gateway.types import Usage
 
 DONE = b"data: [DONE]\n\n"
+CAPTURE_MAX_BYTES = 256 * 1024  # of stream events kept for an opted-in audit record
 
 
 @dataclass(slots=True)
@@ -29,6 +30,9 @@ class StreamOutcome:
     first_token_at_s: float | None = None
     error: GatewayError | None = None
     cancelled: bool = False
+    # The events themselves, for audit content capture (tenants that opted in), bounded.
+    captured: list[bytes] | None = None
+    captured_bytes: int = 0
 
     @property
     def outcome(self) -> str:
@@ -60,13 +64,14 @@ class Relay:
         on_first_token: Callable[[], None] | None = None,
         annotate_usage: Callable[[Usage], dict[str, str]] | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        capture: bool = False,
     ) -> None:
         self._stream = stream
         self._on_finish = on_finish
         self._started = False
         self._gen = _relay(stream, include_usage=include_usage, on_finish=on_finish,
                            on_first_token=on_first_token, annotate_usage=annotate_usage,
-                           clock=clock)
+                           clock=clock, capture=capture)
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         self._started = True
@@ -89,8 +94,9 @@ async def _relay(
     on_first_token: Callable[[], None] | None = None,
     annotate_usage: Callable[[Usage], dict[str, str]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    capture: bool = False,
 ) -> AsyncIterator[bytes]:
-    outcome = StreamOutcome()
+    outcome = StreamOutcome(captured=[] if capture else None)
     try:
         for_event = _EventMeter(outcome, include_usage, clock, on_first_token, annotate_usage)
         out = for_event(stream.first)
@@ -159,6 +165,10 @@ class _EventMeter:
                 outcome.error = error
                 return error_event(error)
         outcome.events += 1
+        captured = outcome.captured
+        if captured is not None and outcome.captured_bytes < CAPTURE_MAX_BYTES:
+            captured.append(event)
+            outcome.captured_bytes += len(event)
         if outcome.first_token_at_s is None and not _is_role_only(event):
             outcome.first_token_at_s = self._clock()
             if self._on_first_token is not None:

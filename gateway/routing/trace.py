@@ -6,9 +6,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from gateway.budget.pricing import format_usd
 from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError
 from gateway.types import (
+    AuditContent,
     AuditEvent,
     Backend,
     FleetSnapshot,
@@ -38,6 +40,7 @@ class RequestTrace:
     snapshot: FleetSnapshot | None = None  # the fleet as decide() saw it
     tried: list[str] = field(default_factory=list)  # backends attempted, in order
     over_soft_limit: bool = False
+    capture: bool = False  # keep the redacted prompt and answer (the tenant opted in)
 
 
 def audit_event(
@@ -52,6 +55,7 @@ def audit_event(
     cancelled: bool,
     ttft_s: float | None,
     baseline_cost_micro_usd: int | None = None,
+    content: AuditContent | None = None,
 ) -> AuditEvent:
     if cancelled:
         status, outcome = 499, "client_disconnected"
@@ -101,6 +105,7 @@ def audit_event(
         baseline_cost_micro_usd=baseline_cost_micro_usd,
         tried=tuple(trace.tried),
         telemetry=_telemetry_note(trace.snapshot, backend),
+        content=content,
     )
 
 
@@ -123,3 +128,21 @@ def _telemetry_note(
         in_flight=state.in_flight,
         age_s=round(max(0.0, snapshot.taken_at_s - load.scraped_at_s), 3),
     )
+
+
+def response_headers(trace: RequestTrace, cost_micro_usd: int | None) -> dict[str, str]:
+    """What the client is told about its route (and, when known, its cost)."""
+    assert trace.backend is not None and trace.decision is not None
+    headers = {
+        **trace.headers,
+        "x-gateway-backend": trace.backend.name,
+        "x-gateway-rule": trace.decision.rule,
+        "x-gateway-attempts": str(trace.attempts),
+    }
+    if trace.decision.spilled:
+        headers["x-gateway-spill-over"] = "true"
+    if trace.decision.affinity is not None:
+        headers["x-gateway-affinity"] = trace.decision.affinity
+    if cost_micro_usd is not None:
+        headers["x-gateway-cost-usd"] = format_usd(cost_micro_usd)
+    return headers

@@ -9,11 +9,13 @@ from gateway.audit.records import Chain, event_row, from_db, row_hash
 from gateway.audit.repository import AuditRepository
 from gateway.db.audit_tables import (
     audit_chains,
+    audit_content,
     audit_daily,
     audit_latency,
     audit_log,
     backend_busy_minutes,
 )
+from gateway.types import AuditContent
 from tests.support.audit_events import make_event
 
 
@@ -81,3 +83,19 @@ async def test_rollups_fold_by_day_tenant_backend_and_rule(engine: AsyncEngine) 
     assert latency == 4  # the failed request has no latency sample
     assert busy >= 3
     assert head.seq == 5
+
+
+async def test_opted_in_content_is_stored_beside_the_row_outside_its_hash(
+    engine: AsyncEngine,
+) -> None:
+    chain = Chain("replica-c")
+    event = make_event(content=AuditContent("Mail <EMAIL_1> now", "Done."))
+    row = chain.link(event_row(event))
+    bare = {k: v for k, v in row.items() if k != "content"}
+    assert row_hash(bare) == row["row_hash"]
+    assert await AuditRepository(engine).insert([row, chain.link(event_row(make_event()))]) == 2
+    async with engine.connect() as conn:
+        stored = (await conn.execute(select(audit_content))).all()
+    assert [(r.request_id, r.prompt, r.response) for r in stored] == [
+        (event.request_id, "Mail <EMAIL_1> now", "Done.")
+    ]
