@@ -22,7 +22,14 @@ from fastapi import FastAPI
 from gateway.api import admin, admin_fleet, budgets, health, messages, openai
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
-from gateway.audit.writer import AuditWriter, JsonLinesSink
+from gateway.api.report_page import router as report_page_router
+from gateway.api.reports import router as reports_router
+from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
+from gateway.audit.mirror import JsonLinesMirror
+from gateway.audit.partitions import is_postgres, keep_partitions_ahead
+from gateway.audit.repository import AuditRepository
+from gateway.audit.spool import Spool
+from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
@@ -47,6 +54,7 @@ from gateway.scraper.fleet import FleetState
 from gateway.scraper.poller import MetricsPoller
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
+from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.repository import TenantRepository
 
@@ -66,6 +74,10 @@ def create_app(
         pepper = settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
         tenants = TenantRepository(engine, pepper)
         metrics = GatewayMetrics()
+        tracing = start_tracing(traces_url(  # off (no tracer provider) without an endpoint
+            settings.otel_exporter_otlp_endpoint, settings.otel_exporter_otlp_traces_endpoint,
+            sdk_disabled=settings.otel_sdk_disabled,
+        ), settings.otel_service_name, app.version)
         policy_store = (
             PolicyStore.fixed(policy) if policy
             else PolicyStore(
@@ -104,8 +116,12 @@ def create_app(
             cooldown_s=settings.breaker_cooldown_s,
         ))
         metrics.watch_fleet(lambda: fleet_view(fleet.details(), policy_store.current))
-        sink = JsonLinesSink(settings.audit_log_path)
-        audit = AuditWriter(sink)
+        audit = AuditWriter(
+            AuditRepository(engine), Spool(settings.spool_dir),
+            mirror=JsonLinesMirror(settings.audit_log_path) if settings.audit_log_path else None,
+            observer=metrics.requests.observe,
+        )
+        metrics.watch_audit(audit.numbers)
         # Large exact token counts run in other processes (the encoder holds the GIL); two,
         # so a 128K-token prompt is counted in halves in parallel.
         token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
@@ -126,6 +142,7 @@ def create_app(
             limits=limits,
             providers=providers,
             audit=audit,
+            tracing=tracing,
         )
         app.state.components = Components(
             settings=settings,
@@ -154,8 +171,12 @@ def create_app(
 
         follow(policy_store.current)
         policy_store.subscribe(follow)
+        reload_audit = PolicyReloadAudit(AdminLog(engine), asyncio.get_running_loop())
+        policy_store.subscribe(reload_audit)  # each policy put in force, in the admin chain
+        partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
+                      if is_postgres(engine) else None)
         scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
-        audit.start()
+        await audit.start()  # replays a spool an earlier run left
         policy_store.start()
         # Everything built so far (tokenizer tables, the policy, models) lives as long as the
         # process: take it out of the cyclic collector's view, so a full collection walks
@@ -172,8 +193,12 @@ def create_app(
                 pass
             await scrape_client.aclose()
             await policy_store.stop()
+            if partitions is not None:
+                partitions.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await partitions
+            await reload_audit.drain()
             await audit.stop()
-            sink.close()
             for provider in set(providers.values()):
                 await provider.aclose()
             warm_up.cancel()
@@ -183,6 +208,7 @@ def create_app(
             if redis is not None:
                 await redis.aclose()
             await engine.dispose()
+            await asyncio.to_thread(tracing.shutdown)  # exports the spans still queued
 
     app = FastAPI(
         title="LLM routing gateway",
@@ -200,6 +226,8 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(admin.router)
     app.include_router(admin_fleet.router)
+    app.include_router(report_page_router)
+    app.include_router(reports_router)
     app.include_router(budgets.tenant_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)

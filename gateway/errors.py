@@ -139,3 +139,11 @@ class BudgetStoreUnavailable(GatewayError):
     status = 503
     error_type = "service_unavailable"
     code = "budget_store_unavailable"
+
+
+class DatabaseUnavailable(GatewayError):
+    """The database did not answer, and nothing cached can stand in for what was asked."""
+
+    status = 503
+    error_type = "service_unavailable"
+    code = "database_unavailable"

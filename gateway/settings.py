@@ -6,10 +6,12 @@ from policy YAML, and are never logged.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 DEFAULT_POLICY = Path("policies/default.yaml")
 DEFAULT_STATE_DIR = Path(".gateway")
@@ -38,8 +40,11 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     log_level: str = "info"
     access_log: bool = False
-    # Structured per-request records go here (one JSON line each); "-" means stderr.
-    audit_log_path: str = "-"
+    # Audit rows go to the database; while it is unreachable, to this spool directory (unset:
+    # beside the embedded SQLite file, else .gateway/audit-spool), replayed when it returns.
+    audit_spool_dir: Path | None = None
+    # Optionally also one JSON line per request here ("-" means stderr): a mirror to tail.
+    audit_log_path: str | None = None
 
     upstream_connect_timeout_s: float = 5.0
     upstream_read_timeout_s: float = 300.0
@@ -53,6 +58,31 @@ class Settings(BaseSettings):
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True
 
+    # OpenTelemetry traces, under the standard OTEL_* names (no GATEWAY_ prefix): off unless
+    # an OTLP/HTTP endpoint is set. The generic endpoint gets /v1/traces appended.
+    otel_exporter_otlp_endpoint: str | None = Field(default=None, validation_alias=AliasChoices(
+        "otel_exporter_otlp_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"))
+    otel_exporter_otlp_traces_endpoint: str | None = Field(
+        default=None, validation_alias=AliasChoices(
+            "otel_exporter_otlp_traces_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    otel_service_name: str = Field(default="llm-routing-gateway", validation_alias=AliasChoices(
+        "otel_service_name", "OTEL_SERVICE_NAME"))
+    otel_sdk_disabled: bool = Field(default=False, validation_alias=AliasChoices(
+        "otel_sdk_disabled", "OTEL_SDK_DISABLED"))
+
     @property
     def is_embedded_db(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+    @property
+    def spool_dir(self) -> Path:
+        if self.audit_spool_dir is not None:
+            return self.audit_spool_dir
+        # Beside its database, so a spool is only ever replayed into the database it missed.
+        url = make_url(self.database_url)
+        if self.is_embedded_db and url.database and url.database != ":memory:":
+            return Path(url.database).parent / "audit-spool"
+        # One folder per database (host, port, name; never the password), so gateways started
+        # from one directory against different databases never replay into the wrong one.
+        where = f"{url.host}:{url.port}/{url.database}".encode()
+        return DEFAULT_STATE_DIR / f"audit-spool-{hashlib.sha256(where).hexdigest()[:12]}"

@@ -141,6 +141,7 @@ class Backend:
     max_num_seqs: int | None = None  # batch slots: more concurrent requests queue
     prefill_tokens_per_s: float | None = None  # prior until the rate is measured
     gpu_hourly_usd: float | None = None  # every GPU of the deployment, per hour
+    gpu_count: int | None = None  # GPUs in the deployment (tokens per GPU-hour)
 
 
 @dataclass(frozen=True, slots=True)

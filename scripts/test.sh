@@ -40,9 +40,14 @@ cleanup() {
 trap cleanup EXIT
 
 phase "system packages"
-if ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+if ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+    || [ ! -x /usr/bin/chromium ] || ! command -v docker-compose >/dev/null; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql redis-server >/dev/null
+  # chromium: the report page's browser test (Playwright drives it; it downloads no browser)
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql redis-server chromium >/dev/null
+  # docker-compose validates docker-compose.yml statically; not the engine it recommends
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    docker-compose >/dev/null
 fi
 
 phase "python environment"

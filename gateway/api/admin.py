@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from gateway.api.auth import require_admin
 from gateway.api.parsing import parse_route_request
+from gateway.audit.admin_log import AdminLog
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
 from gateway.routing.explain import explain
@@ -32,6 +33,14 @@ def admin_components(request: Request) -> Components:
 
 Admin = Annotated[Components, Depends(admin_components)]
 router = APIRouter(prefix="/admin", dependencies=[Depends(admin_components)])
+API_ACTOR = "admin-api"
+
+
+async def record_action(
+    parts: Components, action: str, target: str, details: dict[str, object] | None = None
+) -> None:
+    """Into the admin chain, after the action succeeded (a failure to record is an error)."""
+    await AdminLog(parts.engine).record(API_ACTOR, action, target, details)
 
 
 class TenantIn(BaseModel):
@@ -73,6 +82,7 @@ async def create_tenant(body: TenantIn, parts: Admin) -> TenantOut:
     except TenantExists:
         raise GatewayError(f"tenant {body.name!r} already exists", status=409,
                            error_type="invalid_request_error", code="conflict") from None
+    await record_action(parts, "tenant.create", row.name, {"tenant_id": row.id})
     return TenantOut(**vars_of(row))
 
 
@@ -90,6 +100,7 @@ async def _set_enabled(parts: Components, name: str, enabled: bool) -> dict[str,
     if not await parts.tenants.set_enabled(name, enabled):
         raise NotFound(f"no tenant named {name!r}")
     parts.authenticator.invalidate()
+    await record_action(parts, "tenant.enable" if enabled else "tenant.disable", name)
     return {"enabled": enabled}
 
 
@@ -99,6 +110,9 @@ async def create_key(name: str, body: KeyIn, parts: Admin) -> KeyOut:
     if tenant is None:
         raise NotFound(f"no tenant named {name!r}")
     key, row = await parts.tenants.create_key(tenant, body.name)
+    # The key's id and display prefix only: the key itself is never recorded.
+    await record_action(parts, "key.create", name,
+                        {"key_id": row.id, "prefix": row.prefix, "name": row.name})
     return KeyOut(id=row.id, tenant=row.tenant_name, prefix=row.prefix, name=row.name,
                   created_at=row.created_at, key=key)
 
@@ -117,6 +131,7 @@ async def revoke_key(key_id: str, parts: Admin) -> dict[str, bool]:
     if not await parts.tenants.revoke_key(key_id):
         raise NotFound(f"no active key with id {key_id!r}")
     parts.authenticator.invalidate()
+    await record_action(parts, "key.revoke", key_id)
     return {"revoked": True}
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 
-from gateway.api.admin import Admin, admin_components
+from gateway.api.admin import Admin, admin_components, record_action
 from gateway.api.auth import authenticate_tenant
 from gateway.budget.limits import BudgetUnavailable, check_scope
 from gateway.components import Components
@@ -76,6 +76,8 @@ async def set_limits(name: str, scope: str, body: ScopeLimitsIn, parts: Admin) -
     limits = body.limits.model_dump(exclude_none=True) if body.limits else None
     await parts.limits_repo.put(row, scope, budget, limits)
     parts.limits.invalidate(row)
+    await record_action(parts, "limits.set", f"{name}/{scope}",
+                        {"budget": budget, "limits": limits})
     return {"tenant": name, "scope": scope, "budget": budget, "limits": limits}
 
 
@@ -85,6 +87,8 @@ async def clear_limits(name: str, scope: str, parts: Admin) -> dict[str, bool]:
     row = await _scoped(parts, name, scope)
     removed = await parts.limits_repo.remove(row, scope)
     parts.limits.invalidate(row)
+    if removed:
+        await record_action(parts, "limits.clear", f"{name}/{scope}")
     return {"removed": removed}
 
 

@@ -89,14 +89,14 @@ async def _parse(
 async def create_message(request: Request, request_id: str) -> Response:
     parts, tenant, route_request = await _parse(request, request_id)
     if route_request.stream:
-        streaming = await parts.routing.handle(tenant, route_request)
+        streaming = await parts.routing.handle(tenant, route_request, request.headers)
         assert isinstance(streaming, Streaming)
         encoder = AnthropicEventEncoder(route_request.model, message_id(request_id))
         headers = {**streaming.headers, "request-id": request_id}
         return SSEResponse(AnthropicStream(streaming.body, encoder), headers)
     try:
         result = await cancel_on_disconnect(
-            request.receive, parts.routing.handle(tenant, route_request)
+            request.receive, parts.routing.handle(tenant, route_request, request.headers)
         )
     except ClientGone:
         return Response(status_code=499)

@@ -45,12 +45,12 @@ async def _route(request: Request, endpoint: Endpoint) -> Response:
         request.headers.get("x-session-id"),
     )
     if route_request.stream:
-        streaming = await parts.routing.handle(tenant, route_request)
+        streaming = await parts.routing.handle(tenant, route_request, request.headers)
         assert not isinstance(streaming, Completed)
         return SSEResponse(streaming.body, streaming.headers)
     try:
         result = await cancel_on_disconnect(
-            request.receive, parts.routing.handle(tenant, route_request)
+            request.receive, parts.routing.handle(tenant, route_request, request.headers)
         )
     except ClientGone:
         return Response(status_code=499)  # nobody is listening; the record says why

@@ -15,8 +15,9 @@ from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from gateway.audit.pg_bulk import add_on_conflict, bulk_insert
 from gateway.audit.records import CONTENT, Row, ts_datetime
-from gateway.audit.rollup import COUNTERS, SUMS, rollup
+from gateway.audit.rollup import COUNTERS, SUMS, Rollup, rollup
 from gateway.db.audit_tables import (
     audit_chains,
     audit_content,
@@ -55,14 +56,19 @@ class AuditRepository:
 
 
 async def insert_rows(conn: AsyncConnection, rows: list[Row]) -> int:
-    stmt = dialect_insert(conn, audit_log).on_conflict_do_nothing(
-        index_elements=["chain_id", "seq", "ts"]
-    ).returning(audit_log.c.chain_id, audit_log.c.seq)
     params = [
         {k: v for k, v in row.items() if k != CONTENT} | {"ts": ts_datetime(row["ts"])}
         for row in rows
     ]
-    inserted = {(r.chain_id, r.seq) for r in await conn.execute(stmt, params)}
+    if conn.dialect.name == "postgresql":
+        found = await bulk_insert(conn, audit_log, params, (
+            "ON CONFLICT (chain_id, seq, ts) DO NOTHING RETURNING chain_id, seq"
+        ))
+    else:
+        found = await conn.execute(dialect_insert(conn, audit_log).on_conflict_do_nothing(
+            index_elements=["chain_id", "seq", "ts"]
+        ).returning(audit_log.c.chain_id, audit_log.c.seq), params)
+    inserted = {(r.chain_id, r.seq) for r in found}
     new = [row for row in rows if (row["chain_id"], row["seq"]) in inserted]
     if new:
         await _add_rollups(conn, new)
@@ -81,6 +87,9 @@ async def insert_rows(conn: AsyncConnection, rows: list[Row]) -> int:
 
 async def _add_rollups(conn: AsyncConnection, rows: list[Row]) -> None:
     folded = rollup(rows)
+    if conn.dialect.name == "postgresql":
+        await _add_rollups_bulk(conn, folded)
+        return
     daily = dialect_insert(conn, audit_daily)
     daily = daily.on_conflict_do_update(
         index_elements=["day", "tenant_id", "requested_model", "backend", "rule"],
@@ -128,3 +137,27 @@ async def _advance_heads(conn: AsyncConnection, rows: list[Row]) -> None:
         {"chain_id": c, "seq": r["seq"], "row_hash": r["row_hash"], "updated_at": now}
         for c, r in heads.items()
     ])
+
+
+DAILY_KEY = ["day", "tenant_id", "requested_model", "backend", "rule"]
+LATENCY_KEY = ["day", "tenant_id", "backend", "metric", "bucket"]
+
+
+async def _add_rollups_bulk(conn: AsyncConnection, folded: Rollup) -> None:
+    await bulk_insert(conn, audit_daily, [
+        {"day": day, "tenant_id": tenant, "requested_model": model, "backend": backend,
+         "rule": rule, **values}
+        for (day, tenant, model, backend, rule), values in folded.daily.items()
+    ], add_on_conflict(DAILY_KEY, [*COUNTERS, *SUMS], "audit_daily").replace(
+        "DO UPDATE SET ", "DO UPDATE SET tenant = EXCLUDED.tenant, zone = EXCLUDED.zone, ", 1
+    ))
+    if folded.latency:
+        await bulk_insert(conn, audit_latency, [
+            {"day": day, "tenant_id": tenant, "backend": backend, "metric": metric,
+             "bucket": bucket, "count": count}
+            for (day, tenant, backend, metric, bucket), count in folded.latency.items()
+        ], add_on_conflict(LATENCY_KEY, ["count"], "audit_latency"))
+    if folded.busy:
+        await bulk_insert(conn, backend_busy_minutes,
+                          [{"backend": b, "minute": m} for b, m in folded.busy],
+                          "ON CONFLICT DO NOTHING")

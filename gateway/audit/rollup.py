@@ -17,6 +17,9 @@ BUCKET_GROWTH = 1.1
 MAX_BUCKET = 200  # 1.1^200 ms is ~2 × 10^8 ms: beyond any timeout
 _LOG_GROWTH = math.log(BUCKET_GROWTH)
 
+# Latency histograms are also kept summed over every tenant under this id, so a fleet-wide
+# percentile reads one row per bucket and day instead of one per tenant.
+ALL_TENANTS = "*"
 DailyKey = tuple[date, str, str, str, str]  # day, tenant_id, requested_model, backend, rule
 LatencyKey = tuple[date, str, str, str, int]  # day, tenant_id, backend, metric, bucket
 COUNTERS = (
@@ -99,10 +102,10 @@ class Rollup:
         if not backend:
             return
         if ok:
-            self._count((day, row["tenant_id"], backend, "total",
-                         latency_bucket(row["duration_s"])))
-            if ttft is not None:
-                self._count((day, row["tenant_id"], backend, "ttft", latency_bucket(ttft)))
+            for tenant in (row["tenant_id"], ALL_TENANTS):
+                self._count((day, tenant, backend, "total", latency_bucket(row["duration_s"])))
+                if ttft is not None:
+                    self._count((day, tenant, backend, "ttft", latency_bucket(ttft)))
         minute = start.replace(second=0, microsecond=0)
         while minute <= when:
             self.busy.add((backend, minute))

@@ -1,77 +1,131 @@
-"""Batched, off-the-request-path audit recording.
+"""Batched, off-the-request-path audit writing that never drops a row silently.
 
-The request path only appends to an in-memory queue (no I/O, no await). A background task
-drains it in batches to an `AuditSink`. Shutdown drains what is left. If a sink fails, the
-batch is kept and retried, and the failure is logged: nothing is dropped silently.
+`record()` only appends to an in-memory queue (O(1), no I/O, no await). One background task
+drains it every `interval_s`, or sooner once `batch_size` events wait: it turns events into
+rows, links them into this process's hash chain (one chain id per writer life) and stores
+each batch in one transaction through the `AuditSink` (the repository; inserts are
+idempotent).
+
+When the database fails, or does not answer within `insert_timeout_s`, the batch goes to the
+spool (append-only files, fsynced per batch) instead, and so does every later batch until
+the spool has been replayed completely, so a chain's rows reach the database in order.
+Replay retries the database with backoff (`retry_min_s` doubling to `retry_max_s`) and
+deletes a spool segment only after its rows are committed. A spool left by an earlier
+process (a crash) is replayed after start.
+
+If the spool fails too, the rows stay in memory and are retried; the writer raises its alarm
+(`problem`: /ready answers 503, gateway_audit_spool_errors_total, an ERROR log). Events
+beyond `memory_cap` are refused, each counted and logged in full at ERROR. stop() drains
+everything within `stop_timeout_s`: to the database if it answers, else to the spool.
+
+A crash (kill -9, power loss) loses what was only in memory: events of the last
+`interval_s` and a batch whose spool append had not finished (see spool.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-import sys
+import time
 from collections import deque
-from typing import IO, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import orjson
 
+from gateway.audit.mirror import JsonLinesMirror
+from gateway.audit.records import Chain, Row, event_row, new_chain_id
+from gateway.audit.spool import Spool
 from gateway.types import AuditEvent
 
 log = logging.getLogger("gateway.audit")
 
 
 class AuditSink(Protocol):
-    async def write(self, events: list[AuditEvent]) -> None: ...
+    async def insert(self, rows: list[Row]) -> int:
+        """Store chained rows in one transaction, idempotently; returns how many were new."""
+        ...
 
 
-class JsonLinesSink:
-    """One JSON object per line to a file or stderr: the embedded default's record."""
-
-    def __init__(self, path: str = "-") -> None:
-        self._path = path
-        self._file: IO[bytes] | None = None
-
-    def _out(self) -> IO[bytes]:
-        if self._file is None:
-            self._file = sys.stderr.buffer if self._path == "-" else open(self._path, "ab")
-        return self._file
-
-    async def write(self, events: list[AuditEvent]) -> None:
-        # orjson serialises (slotted) dataclasses natively: no asdict() deep copy per event.
-        data = b"".join(orjson.dumps(e) + b"\n" for e in events)
-        await asyncio.to_thread(self._write_blocking, data)
-
-    def _write_blocking(self, data: bytes) -> None:
-        out = self._out()
-        out.write(data)
-        out.flush()
-
-    def close(self) -> None:
-        if self._file is not None and self._path != "-":
-            self._file.close()
-        self._file = None
+@dataclasses.dataclass(slots=True)
+class AuditStats:
+    rows_written: int = 0  # new rows committed to the database (replayed ones included)
+    rows_spooled: int = 0
+    write_failures: int = 0  # database inserts that failed or timed out
+    spool_errors: int = 0  # spool appends or reads that failed
+    dropped: int = 0  # events refused or given up, each logged in full at ERROR
 
 
 class AuditWriter:
-    def __init__(self, sink: AuditSink, *, batch_size: int = 500, interval_s: float = 0.2) -> None:
+    def __init__(
+        self,
+        sink: AuditSink,
+        spool: Spool,
+        *,
+        mirror: JsonLinesMirror | None = None,
+        batch_size: int = 500,
+        interval_s: float = 0.2,
+        insert_timeout_s: float = 5.0,
+        retry_min_s: float = 0.5,
+        retry_max_s: float = 5.0,
+        stop_timeout_s: float = 15.0,
+        memory_cap: int = 1_000_000,
+        chain_id: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        observer: Callable[[list[AuditEvent]], None] | None = None,
+    ) -> None:
         self._sink = sink
+        self._spool = spool
+        self._mirror = mirror
         self._batch_size = batch_size
         self._interval_s = interval_s
+        self._insert_timeout_s = insert_timeout_s
+        self._retry_min_s = retry_min_s
+        self._retry_max_s = retry_max_s
+        self._stop_timeout_s = stop_timeout_s
+        self._memory_cap = memory_cap
+        self._chain_id = chain_id
+        self._clock = clock
+        self._observer = observer  # sees each batch once (request metrics), off the hot path
+        self._chain: Chain | None = None
         self._queue: deque[AuditEvent] = deque()
+        self._held: list[Row] = []  # linked rows stored nowhere yet (at most one batch)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self._retry_at = 0.0  # the database is not tried again before this (monotonic)
+        self._backoff_s = retry_min_s
+        self._resume: tuple[str, int] | None = None  # (segment, rows done) of a cut replay
+        self._alarm: str | None = None
+        self.stats = AuditStats()
 
     def record(self, event: AuditEvent) -> None:
+        if len(self._queue) >= self._memory_cap:
+            self._give_up([event], f"audit queue full ({self._memory_cap} events)")
+            return
         self._queue.append(event)
         if len(self._queue) >= self._batch_size:
             self._wake.set()
 
     @property
     def backlog(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + len(self._held)
 
-    def start(self) -> None:
+    @property
+    def problem(self) -> str | None:
+        """Why audit rows are at risk right now (readiness fails while set)."""
+        return self._alarm
+
+    def numbers(self) -> dict[str, int]:
+        """Everything /metrics publishes about the writer."""
+        return {**dataclasses.asdict(self.stats), "backlog": self.backlog,
+                "spool_rows": self._spool.rows, "spool_bytes": self._spool.size,
+                "alarm": int(self._alarm is not None)}
+
+    async def start(self) -> None:
+        self._chain = Chain(self._chain_id or new_chain_id())
+        await self._spool.open()
         self._task = asyncio.create_task(self._run(), name="audit-writer")
 
     async def stop(self) -> None:
@@ -79,7 +133,20 @@ class AuditWriter:
         self._wake.set()
         if self._task is not None:
             await self._task
-        await self._drain()
+        # The deadline bounds every wait inside (no database call is started that could
+        # outlive it), so nothing is cancelled half-way through a spool append.
+        deadline = self._clock() + self._stop_timeout_s
+        while not await self._pump(deadline):
+            if self._clock() >= deadline:
+                break
+            await asyncio.sleep(self._interval_s)  # both failed: try again in a moment
+        if self.backlog:
+            self._give_up(self._held, "audit rows could not be stored before shutdown")
+            self._give_up(list(self._queue), "audit events not stored before shutdown")
+            self._held, self._queue = [], deque()
+        self._spool.close()
+        if self._mirror is not None:
+            self._mirror.close()
 
     async def _run(self) -> None:
         while not self._closing:
@@ -88,17 +155,132 @@ class AuditWriter:
             except TimeoutError:
                 pass
             self._wake.clear()
-            await self._drain()
-
-    async def _drain(self) -> None:
-        while self._queue:
-            batch = [self._queue.popleft() for _ in range(min(self._batch_size, len(self._queue)))]
             try:
-                await self._sink.write(batch)
-            except Exception:
-                # Put the batch back in order and try again on the next tick.
-                self._queue.extendleft(reversed(batch))
-                log.exception("audit sink failed; %d events held for retry", len(self._queue))
-                if self._closing:
-                    raise
+                await self._pump(None)
+            except Exception:  # a bug must not end audit writing: say so and go on
+                log.exception("audit writer: unexpected failure; retrying")
+                self._alarm = "audit writer failed unexpectedly (see the log)"
+                await asyncio.sleep(self._interval_s)
+
+    async def _pump(self, deadline: float | None) -> bool:
+        """Store the backlog batch by batch, replaying the spool first whenever the database
+        may be tried. False when a batch could be stored nowhere (it stays held)."""
+        while True:
+            if self._closing and deadline is None:
+                return True  # stop() takes over, with its deadline
+            if self._spool.pending and self._db_may_be_tried(deadline):
+                await self._replay(deadline)
+            if not self._held:
+                events = [self._queue.popleft()
+                          for _ in range(min(self._batch_size, len(self._queue)))]
+                if not events:
+                    return True
+                self._observe(events)
+                self._held = self._link(events)
+                if self._mirror is not None:
+                    await self._write_mirror(events)
+            if self._held and not await self._store(self._held, deadline):
+                return False
+            self._held = []
+
+    def _observe(self, events: list[AuditEvent]) -> None:
+        if self._observer is None:
+            return
+        try:
+            self._observer(events)
+        except Exception:  # metrics are a view; the record itself must still be written
+            log.exception("audit observer failed on a batch of %d events", len(events))
+
+    def _link(self, events: list[AuditEvent]) -> list[Row]:
+        assert self._chain is not None
+        rows = []
+        for event in events:
+            try:
+                row = event_row(event)
+            except Exception:  # one malformed event must not take its batch down with it
+                log.exception("audit event cannot be turned into a row")
+                self._give_up([event], "unconvertible audit event")
+                continue
+            rows.append(self._chain.link(row))
+        return rows
+
+    async def _store(self, rows: list[Row], deadline: float | None) -> bool:
+        if not self._spool.pending and self._db_may_be_tried(deadline):
+            if await self._insert(rows):
+                self._alarm = None
+                return True
+        try:
+            await self._spool.append(rows)
+        except OSError as exc:
+            self._spool_failed(exc, f"{len(rows)} rows held in memory")
+            return False
+        self.stats.rows_spooled += len(rows)
+        self._alarm = None
+        return True
+
+    async def _replay(self, deadline: float | None) -> None:
+        while self._spool.pending and self._db_may_be_tried(deadline):
+            if self._closing and deadline is None:
                 return
+            try:
+                found = await self._spool.oldest()
+            except OSError as exc:
+                self._spool_failed(exc, "replay postponed")
+                return
+            assert found is not None
+            segment, rows = found
+            done = self._resume[1] if self._resume and self._resume[0] == segment.path.name else 0
+            while done < len(rows):
+                if not self._db_may_be_tried(deadline):
+                    self._resume = (segment.path.name, done)
+                    return
+                batch = rows[done:done + self._batch_size]
+                if not await self._insert(batch):
+                    self._resume = (segment.path.name, done)
+                    return
+                done += len(batch)
+            self._resume = None
+            await self._spool.remove(segment)
+            log.info("audit spool: replayed %d rows from %s", len(rows), segment.path.name)
+
+    async def _insert(self, rows: list[Row]) -> bool:
+        try:
+            # A hung database diverts rows to the spool instead of holding them forever.
+            # Timed out after a commit, the batch is replayed later and inserts nothing twice.
+            async with asyncio.timeout(self._insert_timeout_s):
+                self.stats.rows_written += await self._sink.insert(rows)
+        except Exception as exc:  # any database failure: divert, count, log, retry later
+            self.stats.write_failures += 1
+            self._retry_at = self._clock() + self._backoff_s
+            log.warning("audit database write failed (%s: %s); spooling, retry in %.1f s",
+                        type(exc).__name__, exc, self._backoff_s)
+            self._backoff_s = min(self._backoff_s * 2, self._retry_max_s)
+            return False
+        self._backoff_s = self._retry_min_s
+        self._retry_at = 0.0
+        return True
+
+    def _db_may_be_tried(self, deadline: float | None) -> bool:
+        now = self._clock()
+        if deadline is not None and now + self._insert_timeout_s > deadline:
+            return False  # shutting down: too little time left to wait on the database
+        return now >= self._retry_at
+
+    def _spool_failed(self, exc: OSError, consequence: str) -> None:
+        self.stats.spool_errors += 1
+        self._alarm = f"audit spool failed: {type(exc).__name__}: {exc}"
+        log.error("audit spool failed (%s); %s", exc, consequence)
+
+    async def _write_mirror(self, events: list[AuditEvent]) -> None:
+        assert self._mirror is not None
+        try:
+            await self._mirror.write(events)
+        except OSError:
+            log.exception("audit JSON-lines mirror failed (the database record is unaffected)")
+
+    def _give_up(self, items: list[AuditEvent] | list[Row], why: str) -> None:
+        """The last resort, never silent: count each one and log it in full."""
+        self._alarm = f"audit rows dropped: {why}"
+        for item in items:
+            self.stats.dropped += 1
+            log.error("%s; not stored: %s", why, orjson.dumps(item, default=str).decode())

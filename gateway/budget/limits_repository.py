@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.db.engine import database_errors
 from gateway.db.tables import budget_limits
 
 # scope → (budget JSON or None, limits JSON or None)
@@ -19,7 +20,7 @@ class LimitsRepository:
 
     async def overrides(self, tenant_id: str) -> ScopeOverrides:
         query = select(budget_limits.c.scope, budget_limits.c.budget, budget_limits.c.limits)
-        async with self._engine.connect() as conn:
+        async with database_errors("reading budget limits"), self._engine.connect() as conn:
             rows = await conn.execute(query.where(budget_limits.c.tenant_id == tenant_id))
             return {row.scope: (row.budget, row.limits) for row in rows}
 

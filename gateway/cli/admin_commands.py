@@ -8,7 +8,8 @@ from typing import TypeVar
 
 import click
 
-from gateway.cli.database import run_with_database
+from gateway.audit.admin_log import AdminLog, cli_actor
+from gateway.cli.database import Database, run_with_database
 from gateway.db.engine import create_engine
 from gateway.db.migrate import current_revision, upgrade
 from gateway.settings import Settings
@@ -48,12 +49,19 @@ def keys() -> None:
 def keys_create(tenant: str, name: str | None) -> None:
     """Create a key. It is printed once, on the last line; only its hash is stored."""
 
-    async def work(repo: TenantRepository, _: Settings) -> tuple[str, str]:
-        row = await repo.ensure_tenant(tenant)
-        key, key_row = await repo.create_key(row, name)
+    async def work(db: Database) -> tuple[str, str]:
+        existed = await db.tenants.get_tenant(tenant)
+        row = existed or await db.tenants.ensure_tenant(tenant)
+        admin_log = AdminLog(db.engine)
+        if existed is None:
+            await admin_log.record(cli_actor(), "tenant.create", tenant, {"tenant_id": row.id})
+        key, key_row = await db.tenants.create_key(row, name)
+        # The key's id and display prefix only: the key itself is never recorded.
+        await admin_log.record(cli_actor(), "key.create", tenant,
+                               {"key_id": key_row.id, "prefix": key_row.prefix, "name": name})
         return key, key_row.id
 
-    key, key_id = _run(work)
+    key, key_id = run_with_database(work)
     click.echo(f"created key {key_id} for tenant {tenant!r}; store it now, it is not shown again:",
                err=True)
     click.echo(key)
@@ -77,10 +85,13 @@ def keys_list(tenant: str | None) -> None:
 def keys_revoke(key_id: str) -> None:
     """Revoke a key by id (takes effect within the key cache TTL on running gateways)."""
 
-    async def work(repo: TenantRepository, _: Settings) -> bool:
-        return await repo.revoke_key(key_id)
+    async def work(db: Database) -> bool:
+        revoked = await db.tenants.revoke_key(key_id)
+        if revoked:
+            await AdminLog(db.engine).record(cli_actor(), "key.revoke", key_id)
+        return revoked
 
-    if not _run(work):
+    if not run_with_database(work):
         raise click.ClickException(f"no active key with id {key_id}")
     click.echo(f"revoked {key_id}")
 
@@ -112,9 +123,13 @@ def tenants_enable(name: str) -> None:
 
 
 def _set_enabled(name: str, enabled: bool) -> None:
-    async def work(repo: TenantRepository, _: Settings) -> bool:
-        return await repo.set_enabled(name, enabled)
+    async def work(db: Database) -> bool:
+        changed = await db.tenants.set_enabled(name, enabled)
+        if changed:
+            action = "tenant.enable" if enabled else "tenant.disable"
+            await AdminLog(db.engine).record(cli_actor(), action, name)
+        return changed
 
-    if not _run(work):
+    if not run_with_database(work):
         raise click.ClickException(f"no tenant named {name}")
     click.echo(f"tenant {name} {'enabled' if enabled else 'disabled'}")

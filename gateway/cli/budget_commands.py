@@ -11,6 +11,7 @@ import click
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from gateway.audit.admin_log import AdminLog, cli_actor
 from gateway.budget.limits import BudgetUnavailable, ScopeLimits, check_scope
 from gateway.budget.pricing import format_usd
 from gateway.budget.redis_store import RedisBudgetStore
@@ -232,6 +233,8 @@ def set_limits(tenant: str, scope: str, **values: Any) -> None:
         budget = _validated(BudgetSpec, _merge(budget, {f: values[f] for f in BUDGET_FIELDS}))
         limits = _validated(LimitsSpec, _merge(limits, {f: values[f] for f in LIMIT_FIELDS}))
         await db.limits.put(row.id, scope, budget, limits)
+        await AdminLog(db.engine).record(cli_actor(), "limits.set", f"{tenant}/{scope}",
+                                         {"budget": budget, "limits": limits})
         return budget, limits, db.settings.limits_cache_ttl_s
 
     budget, limits, ttl_s = _run(work)
@@ -257,7 +260,10 @@ def clear(tenant: str, scope: str) -> None:
 
     async def work(db: Database) -> bool:
         row = await _tenant(db, tenant)
-        return await db.limits.remove(row.id, scope)
+        removed = await db.limits.remove(row.id, scope)
+        if removed:
+            await AdminLog(db.engine).record(cli_actor(), "limits.clear", f"{tenant}/{scope}")
+        return removed
 
     if not _run(work):
         raise click.ClickException(f"tenant {tenant!r} has no override for scope {scope}")

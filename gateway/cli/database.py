@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
@@ -22,6 +24,7 @@ class Database:
     tenants: TenantRepository
     limits: LimitsRepository
     settings: Settings
+    engine: AsyncEngine
 
 
 def run_with_database(work: Callable[[Database], Awaitable[T]]) -> T:
@@ -34,7 +37,8 @@ def run_with_database(work: Callable[[Database], Awaitable[T]]) -> T:
             pepper = (
                 settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
             )
-            db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), settings)
+            db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), settings,
+                          engine)
             return await work(db)
         finally:
             await engine.dispose()

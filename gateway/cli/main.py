@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
+import gateway.cli.report_html  # registers `report html`
 import gateway.cli.sensitivity_commands  # noqa: F401  (registers `classifier eval-sensitivity`)
 from gateway.cli.admin_commands import keys, migrate, tenants
+from gateway.cli.audit_commands import audit
 from gateway.cli.budget_commands import budgets, usage
 from gateway.cli.classifier_commands import classifier
 from gateway.cli.classify_command import classify_command
@@ -31,6 +33,7 @@ cli.add_command(policy)
 cli.add_command(report)
 cli.add_command(classifier)
 cli.add_command(classify_command)
+cli.add_command(audit)
 
 
 def main() -> None:

@@ -2,9 +2,175 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
 import click
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.db.engine import create_engine
+from gateway.db.migrate import upgrade
+from gateway.errors import InvalidRequest
+from gateway.policy.loader import PolicyError, PolicySet, load_policy
+from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_limit
+from gateway.reports.build import (
+    Scope,
+    audit_report,
+    cost_report,
+    dimension,
+    economics_report,
+    savings_report,
+)
+from gateway.reports.gpus import gpu_facts
+from gateway.reports.periods import Period, parse_period
+from gateway.reports.queries import Dimension
+from gateway.reports.render import Format, ReportTable, render
+from gateway.settings import Settings
+from gateway.tenancy.repository import TenantRepository
+
+Work = Callable[[AsyncEngine, Scope], Awaitable[ReportTable]]
 
 
 @click.group()
 def report() -> None:
     """Reports over the audit log: as a table, CSV or JSON (and an HTML page)."""
+
+
+def _common(command: Callable[..., None]) -> Callable[..., None]:
+    """The options every report takes."""
+    for option in reversed((
+        click.option("--since", default=None,
+                     help="ISO date or datetime (UTC), 'today', or an age: 30m, 24h, 7d, 2w "
+                     "(default: a week before --until)"),
+        click.option("--until", default=None,
+                     help="as --since; a bare date means the end of that day (default: now)"),
+        click.option("--tenant", default=None, help="only this tenant (by name)"),
+        click.option("--format", "fmt", type=click.Choice([f.value for f in Format]),
+                     default=Format.TABLE.value, show_default=True),
+        click.option("--database-url", default=None,
+                     help="default: GATEWAY_DATABASE_URL, or the embedded database"),
+    )):
+        command = option(command)
+    return command
+
+
+def _by(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    return click.option("--by", default=None,
+                        type=click.Choice(["tenant", "model", "backend", "rule", "day"]),
+                        help=f"group the {kind} report by this (default: tenant)")
+
+
+def _produce(options: dict[str, Any], work: Work) -> None:
+    """Open the database, resolve the tenant, run the report, print it."""
+    settings = (Settings(database_url=options["database_url"]) if options["database_url"]
+                else Settings())
+
+    async def main() -> ReportTable:
+        engine = create_engine(settings.database_url)
+        try:
+            if settings.is_embedded_db:
+                await upgrade(engine)  # the embedded file migrates itself, as `serve` does
+            scope = Scope(None, None, datetime.now(UTC))
+            if options["tenant"] is not None:
+                row = await TenantRepository(engine).get_tenant(options["tenant"])
+                if row is None:
+                    raise click.ClickException(f"no tenant named {options['tenant']!r}")
+                scope = Scope(row.id, row.name, scope.now)
+            return await work(engine, scope)
+        finally:
+            await engine.dispose()
+
+    try:
+        table = asyncio.run(main())
+    except InvalidRequest as exc:
+        raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
+    click.echo(render(table, Format(options["fmt"])), nl=False)
+
+
+@report.command("cost")
+@_common
+@_by("cost")
+def cost(**options: Any) -> None:
+    """Spend and tokens by tenant, model, backend, rule or day (from the daily rollups)."""
+    by = _dimension("cost", options["by"])
+    period = _checked_period(options)
+    _produce(options, lambda engine, scope: cost_report(engine, period, scope, by))
+
+
+@report.command("savings")
+@_common
+@_by("savings")
+def savings(**options: Any) -> None:
+    """Actual cost against the baseline model's, the share served self-hosted and by APIs,
+    and sensitive requests kept at home."""
+    by = _dimension("savings", options["by"])
+    period = _checked_period(options)
+    _produce(options, lambda engine, scope: savings_report(engine, period, scope, by))
+
+
+@report.command("economics")
+@_common
+@click.option("--by", default=None, type=click.Choice(["backend"]),
+              help="economics is always per backend")
+@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None,
+              help="policy YAML with the GPU costs (default: GATEWAY_POLICY_PATH)")
+def economics(policy_path: Path | None, **options: Any) -> None:
+    """Per backend: tokens, throughput, tokens per GPU-hour, effective $ per 1K tokens,
+    latency and TTFT percentiles, KV-cache hit rate and busy share of the GPUs paid for."""
+    period = _checked_period(options)
+    path = policy_path or Settings().policy_path
+    policy = _policy(path)
+    gpus = gpu_facts(policy)
+    zones = {name: b.zone for name, b in policy.backends.items()}
+    _produce(options, lambda engine, scope: economics_report(engine, period, scope, gpus,
+                                                              zones))
+
+
+@report.command("audit")
+@_common
+@click.option("--backend", default=None, help="only requests served by this backend")
+@click.option("--model", default=None, help="only requests for this (requested) model")
+@click.option("--rule", default=None, help="only requests this rule decided")
+@click.option("--outcome", default=None, help="only this outcome (ok, error, ...)")
+@click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True,
+              help="rows per page")
+@click.option("--cursor", default=None, help="the next_cursor of the previous page")
+def audit(**options: Any) -> None:
+    """The audit rows themselves, newest first, a page at a time."""
+    period = _checked_period(options)
+    try:
+        query = AuditQuery(
+            period, None, options["backend"], options["model"], options["rule"],
+            options["outcome"], check_limit(options["limit"]),
+            Cursor.decode(options["cursor"]) if options["cursor"] else None,
+        )
+    except InvalidRequest as exc:
+        raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
+    _produce(options, lambda engine, scope: audit_report(engine, query, scope))
+
+
+def _checked_period(options: dict[str, Any]) -> Period:
+    try:
+        return parse_period(options["since"], options["until"], datetime.now(UTC))
+    except InvalidRequest as exc:
+        raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
+
+
+def _dimension(kind: str, by: str | None) -> Dimension:
+    try:
+        found = dimension(kind, by)
+    except InvalidRequest as exc:
+        raise click.BadParameter(exc.message, param_hint="--by") from None
+    assert found is not None  # every grouped report has a default
+    return found
+
+
+def _policy(path: Path) -> PolicySet:
+    try:
+        return load_policy(path)
+    except PolicyError as exc:
+        problems = "\n".join(str(p) for p in exc.problems)
+        raise click.ClickException(f"the policy {path} does not validate:\n{problems}") from None

@@ -73,7 +73,8 @@ audit_log = Table(
     Column("trace", JSON),
 )
 
-Index("ix_audit_log_ts", audit_log.c.ts)
+# (ts, chain position): the order pages are read in, by reports and replay alike.
+Index("ix_audit_log_ts", audit_log.c.ts, audit_log.c.chain_id, audit_log.c.seq)
 Index("ix_audit_log_tenant_ts", audit_log.c.tenant_id, audit_log.c.ts)
 Index("ix_audit_log_request_id", audit_log.c.request_id)
 

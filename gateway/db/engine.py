@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from gateway.errors import DatabaseUnavailable
+
+CONNECT_TIMEOUT_S = 5.0
+COMMAND_TIMEOUT_S = 10.0
 
 
 def create_engine(url: str) -> AsyncEngine:
@@ -24,4 +33,19 @@ def create_engine(url: str) -> AsyncEngine:
             cursor.close()
 
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=10, pool_pre_ping=True)
+    # Bounded waits: a database that accepts connections but never answers must not hold a
+    # request (or the audit writer) for asyncpg's default minute.
+    return create_async_engine(
+        url, pool_size=10, max_overflow=10, pool_pre_ping=True, pool_timeout=5,
+        connect_args={"timeout": CONNECT_TIMEOUT_S, "command_timeout": COMMAND_TIMEOUT_S},
+    )
+
+
+@asynccontextmanager
+async def database_errors(what: str) -> AsyncIterator[None]:
+    """Turn "the database is down or hung" into DatabaseUnavailable (503), within a bound."""
+    try:
+        async with asyncio.timeout(COMMAND_TIMEOUT_S):
+            yield
+    except (SQLAlchemyError, OSError, TimeoutError) as exc:
+        raise DatabaseUnavailable(f"{what}: the database is unavailable") from exc

@@ -39,6 +39,11 @@ async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
         await conn.run_sync(lambda sync: command.upgrade(alembic_config(sync), revision))
 
 
+async def downgrade(engine: AsyncEngine, revision: str = "base") -> None:
+    async with engine.begin() as conn:
+        await conn.run_sync(lambda sync: command.downgrade(alembic_config(sync), revision))
+
+
 async def current_revision(engine: AsyncEngine) -> str | None:
     from alembic.runtime.migration import MigrationContext
 

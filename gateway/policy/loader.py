@@ -216,6 +216,7 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         max_num_seqs=spec.max_num_seqs,
         prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
         gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
+        gpu_count=spec.gpu.count if spec.gpu is not None else None,
     )
 
 

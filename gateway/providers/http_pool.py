@@ -11,6 +11,8 @@ import os
 from collections.abc import Callable
 
 import aiohttp
+from opentelemetry.trace import get_current_span
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gateway.errors import GatewayError, UpstreamFailed, UpstreamTimeout
 from gateway.providers.base import DispatchError
@@ -18,6 +20,7 @@ from gateway.types import Backend
 
 USER_AGENT = "llm-routing-gateway/0.1"
 TRANSPORT_ERRORS = (TimeoutError, aiohttp.ClientError, OSError)
+W3C_TRACE_CONTEXT = TraceContextTextMapPropagator()  # stateless: reads the context it is given
 
 
 class SessionPool:
@@ -87,6 +90,10 @@ def upstream_headers(
         "User-Agent": USER_AGENT,
         "X-Request-Id": request_id,
     }
+    # A traced request sends from inside its attempt's span (telemetry/tracing.py): the
+    # upstream joins the trace. Untraced, no span is ever current and nothing is added.
+    if get_current_span().get_span_context().is_valid:
+        W3C_TRACE_CONTEXT.inject(headers)
     key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
     if key:
         if backend.auth == "api_key" and api_key_header:

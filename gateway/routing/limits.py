@@ -15,11 +15,13 @@ from typing import Any
 
 from gateway.budget.limits import BudgetLimits, RateLimits, ScopeLimits
 from gateway.budget.limits_repository import ScopeOverrides
+from gateway.errors import DatabaseUnavailable
 from gateway.policy.loader import PolicySet
 from gateway.policy.schema import BudgetSpec, LimitsSpec, ScopeSpec, TenantSpec
 from gateway.types import TenantContext
 
 MICRO = 1_000_000
+STALE_RETRY_S = 2.0  # while the database is down, last known limits serve this long at a time
 NO_TENANT_SPEC = TenantSpec()
 # The tenant scope is always present, limited or not: spend is counted for usage reports.
 UNLIMITED_TENANT = (ScopeLimits("tenant"),)
@@ -106,7 +108,13 @@ class LimitsResolver:
         cached = self._cache.get(tenant_id)
         if cached is not None and cached[0] > now:
             return cached[1]
-        rows = await self._load(tenant_id)
+        try:
+            rows = await self._load(tenant_id)
+        except DatabaseUnavailable:
+            if cached is None:
+                raise  # an admin limit may exist: refusing beats ignoring it
+            self._cache[tenant_id] = (now + STALE_RETRY_S, cached[1])  # last known limits
+            return cached[1]
         specs = {scope: override_spec(row) for scope, row in rows.items()}
         if len(self._cache) > 100_000:
             self._cache.clear()

@@ -29,6 +29,7 @@ from gateway.routing.streaming import Relay, StreamOutcome
 from gateway.routing.trace import RequestTrace, audit_event, response_headers
 from gateway.scraper.fleet import FleetState, Ticket
 from gateway.scraper.latency import split_latency
+from gateway.telemetry.tracing import Tracing
 from gateway.types import (
     Backend,
     Payload,
@@ -65,6 +66,7 @@ class RoutingService:
         limits: LimitsResolver,
         providers: Mapping[str, Provider],
         audit: AuditWriter,
+        tracing: Tracing | None = None,
     ) -> None:
         self._policy = policy
         self._classifier = classifier
@@ -73,15 +75,18 @@ class RoutingService:
         self._limits = limits
         self._providers = providers
         self._audit = audit
+        self._tracing = tracing or Tracing()  # off unless the composition root traces
         self._rotation = itertools.count()
 
-    async def handle(self, tenant: TenantContext, request: RouteRequest) -> Completed | Streaming:
-        trace = RequestTrace(started_s=time.perf_counter())
+    async def handle(self, tenant: TenantContext, request: RouteRequest,
+                     headers: Mapping[str, str] | None = None) -> Completed | Streaming:
+        spans = self._tracing.begin(tenant, request, headers)  # continues the client's trace
+        trace = RequestTrace(time.perf_counter(), spans=spans)
         reservation: Reservation | None = None
         policy = self._policy.current  # one policy for the whole request, even across a reload
-        profile = await self._classifier.profile(  # 1 classify
+        profile = trace.spans.classified(await self._classifier.profile(  # 1 classify
             request, policy.token_thresholds(request.model, request.max_output_tokens)
-        )
+        ))
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
             spec = policy.tenant_specs.get(tenant.tenant_name)
@@ -92,10 +97,10 @@ class RoutingService:
                 request, profile, tenant, trace.snapshot, policy, next(self._rotation),
                 trace.over_soft_limit,
             )
-            trace.decision = decision
-            admitted = await self._budget.admit(  # 3 reserve
+            trace.decision = trace.spans.decided(decision)
+            admitted = trace.spans.reserved(await self._budget.admit(  # 3 reserve
                 policy, tenant, request.request_id, scopes, *worst_case(profile, decision)
-            )
+            ))
             reservation, trace.headers = admitted.reservation, admitted.headers
             trace.unmetered = reservation is None
             if request.stream:
@@ -125,7 +130,7 @@ class RoutingService:
             payload, mapping = self._payload_for(request, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
-                reply = await self._providers[backend.provider].complete(
+                reply = await trace.spans.call(self._providers[backend.provider]).complete(
                     backend, request.endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
@@ -157,7 +162,7 @@ class RoutingService:
             payload, mapping = self._payload_for(request, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
-                stream = await self._providers[backend.provider].stream(
+                stream = await trace.spans.call(self._providers[backend.provider]).stream(
                     backend, request.endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
@@ -182,7 +187,8 @@ class RoutingService:
             self._measure(attempt, trace, outcome)
             await self._finish(
                 tenant, request, profile, reservation, trace,
-                outcome.usage or _partial_usage(profile, outcome),
+                # No usage chunk: the prompt estimate and one token per content event.
+                outcome.usage or Usage(profile.prompt_tokens, max(0, outcome.events - 1)),
                 error=outcome.error, cancelled=outcome.cancelled,
                 ttft_s=(outcome.first_token_at_s - trace.started_s)
                 if outcome.first_token_at_s is not None else None,
@@ -261,6 +267,7 @@ class RoutingService:
         body: bytes | None = None,
         events: list[bytes] | None = None,
     ) -> int:
+        trace.spans.settling()
         backend = trace.backend
         usage = usage or Usage()
         cost = cost_micro_usd(usage, self._price(backend)) if backend else 0
@@ -280,7 +287,7 @@ class RoutingService:
             ),
             content=content,
         ))
-        return cost
+        return trace.spans.settled(backend, usage, cost, error, cancelled, ttft_s)
 
     def _price(self, backend: Backend) -> PricePerMTok | None:
         """What a request on this backend costs: self-hosted at the GPUs' measured effective
@@ -291,8 +298,3 @@ class RoutingService:
             if measured is not None:
                 return measured
         return backend.price
-
-
-def _partial_usage(profile: Profile, outcome: StreamOutcome) -> Usage:
-    """A stream that ended without a usage chunk: the prompt estimate and one token per event."""
-    return Usage(prompt_tokens=profile.prompt_tokens, completion_tokens=max(0, outcome.events - 1))

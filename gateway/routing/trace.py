@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from gateway.budget.pricing import format_usd
 from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError
+from gateway.telemetry.tracing import NO_SPANS, Spans
 from gateway.types import (
     AuditContent,
     AuditEvent,
@@ -41,6 +42,7 @@ class RequestTrace:
     tried: list[str] = field(default_factory=list)  # backends attempted, in order
     over_soft_limit: bool = False
     capture: bool = False  # keep the redacted prompt and answer (the tenant opted in)
+    spans: Spans = NO_SPANS  # its OpenTelemetry spans (tracing on) or nothing (off)
 
 
 def audit_event(

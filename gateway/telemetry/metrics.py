@@ -3,12 +3,15 @@ at GET /metrics. With several workers each serves its own process's numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from gateway.telemetry.fleet_metrics import FleetCollector
+from gateway.telemetry.request_metrics import RequestMetrics
 
 
 class GatewayMetrics:
@@ -31,6 +34,7 @@ class GatewayMetrics:
             "Budget store (Redis) calls that failed; admits served unmetered or refused",
             ["operation"], registry=self.registry,
         )
+        self.requests = RequestMetrics(self.registry)
         self.audit_backlog = Gauge(
             "gateway_audit_backlog", "Audit events waiting to be written",
             registry=self.registry,
@@ -40,6 +44,10 @@ class GatewayMetrics:
         """Publish every backend's live state (read when /metrics is scraped)."""
         self.registry.register(FleetCollector(view))
 
+    def watch_audit(self, read: Callable[[], Mapping[str, int]]) -> None:
+        """Publish the audit writer's counters and spool depth (read when scraped)."""
+        self.registry.register(AuditCollector(read))
+
     def policy_reloaded(self, ok: bool) -> None:
         self.policy_reloads.labels(result="ok" if ok else "rejected").inc()
         if ok:
@@ -47,3 +55,33 @@ class GatewayMetrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+# audit writer number → (metric, help); counters get Prometheus' _total suffix
+AUDIT_COUNTERS = {
+    "rows_written": ("gateway_audit_rows_written", "Audit rows committed to the database"),
+    "rows_spooled": ("gateway_audit_rows_spooled", "Audit rows written to the disk spool"),
+    "write_failures": ("gateway_audit_write_failures",
+                       "Audit database writes that failed or timed out (rows were spooled)"),
+    "spool_errors": ("gateway_audit_spool_errors",
+                     "Audit spool writes or reads that failed: rows held in memory (alarm)"),
+    "dropped": ("gateway_audit_rows_dropped",
+                "Audit events not stored (each logged in full at ERROR)"),
+}
+AUDIT_GAUGES = {
+    "spool_rows": ("gateway_audit_spool_rows", "Audit rows in the spool, awaiting replay"),
+    "spool_bytes": ("gateway_audit_spool_bytes", "Size of the audit spool"),
+    "alarm": ("gateway_audit_alarm", "1 while audit rows are at risk (readiness fails)"),
+}
+
+
+class AuditCollector(Collector):
+    def __init__(self, read: Callable[[], Mapping[str, int]]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        numbers = self._read()
+        for key, (name, doc) in AUDIT_COUNTERS.items():
+            yield CounterMetricFamily(name, doc, value=numbers[key])
+        for key, (name, doc) in AUDIT_GAUGES.items():
+            yield GaugeMetricFamily(name, doc, value=numbers[key])

@@ -3,7 +3,8 @@
 At thousands of requests per second the database must not see one query per request: a hit
 is a dict lookup. Revocations and disabled tenants take effect within the TTL (default 30 s);
 unknown keys are cached briefly too, so a client hammering with a bad key cannot hammer the
-database.
+database. While the database is unreachable, known keys keep working from the cache (a key
+revoked during the outage works until it is back); unknown ones get a 503.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from gateway.errors import DatabaseUnavailable
 from gateway.types import TenantContext
 
 NEGATIVE_TTL_S = 5.0
+STALE_RETRY_S = 2.0  # while the database is down, how often an expired entry is re-checked
 MAX_ENTRIES = 100_000
 
 Lookup = Callable[[str], Awaitable[TenantContext | None]]
@@ -37,7 +40,15 @@ class KeyAuthenticator:
         hit = self._cache.get(key)
         if hit is not None and hit[1] > now:
             return hit[0]
-        tenant = await self._lookup(key)
+        try:
+            tenant = await self._lookup(key)
+        except DatabaseUnavailable:
+            if hit is None:
+                raise
+            # Keep serving what this key was a moment ago rather than fail every request
+            # while the database is away; ask again after a short pause, not per request.
+            self._cache[key] = (hit[0], now + STALE_RETRY_S)
+            return hit[0]
         if len(self._cache) >= MAX_ENTRIES:
             self._evict(now)
         self._cache[key] = (tenant, now + (self._ttl_s if tenant else NEGATIVE_TTL_S))

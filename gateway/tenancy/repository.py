@@ -9,6 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.db.engine import database_errors
 from gateway.db.tables import api_keys, tenants
 from gateway.tenancy.keys import display_prefix, generate_key, hash_key, new_id
 from gateway.types import TenantContext
@@ -129,7 +130,7 @@ class TenantRepository:
             .where(api_keys.c.key_hash == hash_key(key, self._pepper))
             .where(api_keys.c.revoked_at.is_(None))
         )
-        async with self._engine.connect() as conn:
+        async with database_errors("checking the API key"), self._engine.connect() as conn:
             found = (await conn.execute(query)).first()
         if found is None:
             return None

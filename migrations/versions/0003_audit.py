@@ -84,7 +84,7 @@ def upgrade() -> None:
                 f" FOR VALUES FROM ('{start.isoformat()}') TO ('{end.isoformat()}')"
             )
         op.execute("CREATE TABLE audit_log_default PARTITION OF audit_log DEFAULT")
-    op.create_index("ix_audit_log_ts", "audit_log", ["ts"])
+    op.create_index("ix_audit_log_ts", "audit_log", ["ts", "chain_id", "seq"])
     op.create_index("ix_audit_log_tenant_ts", "audit_log", ["tenant_id", "ts"])
     op.create_index("ix_audit_log_request_id", "audit_log", ["request_id"])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -19,6 +19,7 @@ from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from gateway.tenancy.repository import TenantRepository
+from tests.support.sdk_clients import OpenedClients
 from tests.support.servers import ServerThread, free_port, serve
 
 ADMIN_KEY = "admin-test-key"
@@ -52,11 +53,15 @@ class Gateway:
     db_url: str
     audit_path: Path
     sims: dict[str, ServerThread]
+    opened: OpenedClients = field(default_factory=OpenedClients)
 
     def client(self, **kw: object) -> openai.OpenAI:
-        return openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, **kw)
+        """A client closed when the test ends (see close_opened_clients)."""
+        return self.opened.track(
+            openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0, **kw))
 
     def async_client(self, **kw: object) -> openai.AsyncOpenAI:
+        """Not tracked: its event loop ends with the test, so the test closes it (async with)."""
         return openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0,
                                   **kw)
 
@@ -137,6 +142,17 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     finally:
         for sim in sims.values():
             sim.stop()
+
+
+@pytest.fixture(autouse=True)
+def close_opened_clients(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Close the SDK clients the test opened through any gateway fixture it used (Gateway, Rig
+    or another with `opened`): left to the garbage collector they leak sockets."""
+    yield
+    for value in request.node.funcargs.values():
+        opened = getattr(value, "opened", None)
+        if isinstance(opened, OpenedClients):
+            opened.close()
 
 
 @pytest.fixture

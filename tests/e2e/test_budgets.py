@@ -65,9 +65,9 @@ def test_a_hard_budget_stops_requests_with_insufficient_quota_and_no_retry(
     gw = limited
     spent = float(tenant_scope(usage(gw))["spent_today_usd"])  # type: ignore[arg-type]
     put_limits(gw, "tenant", {"budget": {"daily_usd": spent + 0.00002}})
-    client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=gw.key, max_retries=3)
     served = 0
-    with pytest.raises(openai.RateLimitError) as info:
+    with openai.OpenAI(base_url=f"{gw.url}/v1", api_key=gw.key, max_retries=3) as client, \
+            pytest.raises(openai.RateLimitError) as info:
         for _ in range(50):
             client.chat.completions.create(model="auto", messages=HELLO, max_tokens=2)
             served += 1

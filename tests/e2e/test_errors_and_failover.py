@@ -57,8 +57,9 @@ def test_keys_401_and_disabled_tenant_403(gw: Gateway) -> None:
     assert_openai_error(post(gw, {**HELLO_BODY, "model": "auto"}, key=""), 401)
     error = assert_openai_error(post(gw, {**HELLO_BODY, "model": "auto"}, key="sk-gw-wrong"), 401)
     assert error["code"] == "invalid_api_key"
-    with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=f"{gw.url}/v1", api_key="nope", max_retries=0).models.list()
+    with openai.OpenAI(base_url=f"{gw.url}/v1", api_key="nope", max_retries=0) as stranger, \
+            pytest.raises(openai.AuthenticationError):
+        stranger.models.list()
 
     other = create_key(gw.db_url, "soon-disabled")
     assert post(gw, {**HELLO_BODY, "model": "auto", "max_tokens": 2}, key=other).status_code == 200

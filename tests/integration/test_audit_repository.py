@@ -68,9 +68,10 @@ async def test_rollups_fold_by_day_tenant_backend_and_rule(engine: AsyncEngine) 
             (r.day.isoformat(), r.backend): r
             for r in await conn.execute(select(audit_daily))
         }
-        latency = (await conn.execute(
-            select(func.sum(audit_latency.c.count)).where(audit_latency.c.metric == "total")
-        )).scalar()
+        latency = dict((await conn.execute(
+            select(audit_latency.c.tenant_id, func.sum(audit_latency.c.count))
+            .where(audit_latency.c.metric == "total").group_by(audit_latency.c.tenant_id)
+        )).all())
         busy = await conn.scalar(select(func.count()).select_from(backend_busy_minutes))
         head = (await conn.execute(select(audit_chains))).one()
     home = daily[("2026-11-18", "llama-8b")]
@@ -80,7 +81,8 @@ async def test_rollups_fold_by_day_tenant_backend_and_rule(engine: AsyncEngine) 
     assert away.zone == "external" and away.cost_micro_usd == 5000
     assert daily[("2026-11-19", "llama-8b")].requests == 1
     assert home.kv_hit_count == 3 and abs(home.kv_hit_sum - 1.5) < 1e-9
-    assert latency == 4  # the failed request has no latency sample
+    # The failed request has no latency sample; every sample also counts fleet-wide ("*").
+    assert latency == {"t-acme": 4, "*": 4}
     assert busy >= 3
     assert head.seq == 5
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anthropic
@@ -24,6 +24,7 @@ from tests.e2e.conftest import FAST, create_key
 from tests.support.mock_anthropic import MockAnthropic
 from tests.support.mock_azure import MockAzure
 from tests.support.mock_openai import MockOpenAI
+from tests.support.sdk_clients import OpenedClients
 from tests.support.servers import ServerThread, free_port, serve
 
 ENV = {
@@ -88,12 +89,16 @@ class Rig:
     azure: MockAzure
     gpt: MockOpenAI
     audit_path: Path
+    opened: OpenedClients = field(default_factory=OpenedClients)
 
+    # Both closed when the test ends (tests/e2e/conftest.py: close_opened_clients).
     def openai(self) -> openai.OpenAI:
-        return openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
+        return self.opened.track(
+            openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0))
 
     def anthropic(self, **kw: object) -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=self.url, api_key=self.key, max_retries=0, **kw)
+        return self.opened.track(
+            anthropic.Anthropic(base_url=self.url, api_key=self.key, max_retries=0, **kw))
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,8 @@ def test_plain_message_from_a_vllm_backend(gw: Rig) -> None:
 
 
 def test_bearer_auth_works_too(gw: Rig) -> None:
-    client = anthropic.Anthropic(base_url=gw.url, auth_token=gw.key, max_retries=0)
-    assert client.messages.create(model="local", max_tokens=4, messages=HELLO).content
+    with anthropic.Anthropic(base_url=gw.url, auth_token=gw.key, max_retries=0) as client:
+        assert client.messages.create(model="local", max_tokens=4, messages=HELLO).content
 
 
 def test_streaming_with_the_sdk_helper(gw: Rig) -> None:

@@ -1,0 +1,55 @@
+"""Which of an audit row's features can change a decision under one policy: the cache key of
+the replay. Rows with equal keys get the same decision, so each key is decided once.
+
+Sizes and p_strong are exact numbers and nearly every row has its own, but with an empty
+fleet decide() only compares them with the policy's thresholds: rule bounds, and context
+windows against prompt + max_tokens. So the key holds which side of each threshold a row
+is on, unless some rule orders by an objective (predicted cost and time then vary with
+the sizes themselves, and the key keeps them exact). A test holds this equal to deciding
+every row on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.audit.records import Row
+from gateway.policy.loader import PolicySet
+from gateway.policy.rules import Bounds
+
+FeatureKey = tuple[Any, ...]
+
+
+class FeatureKeys:
+    def __init__(self, policy: PolicySet) -> None:
+        rules = policy.rules
+        self._exact_sizes = any(r.objective is not None for r in rules)
+        self._prompt = _distinct(r.prompt_tokens for r in rules)
+        self._output = _distinct(r.max_output_tokens for r in rules)
+        self._p_strong = _distinct(r.p_strong for r in rules)
+        self._windows = tuple(sorted({b.context_window for b in policy.backends.values()}))
+
+    def key(self, row: Row) -> FeatureKey:
+        prompt, output = row["prompt_tokens"], row["max_output_tokens"]
+        if self._exact_sizes:
+            sizes: tuple[Any, ...] = (prompt, output)
+        else:
+            needed = prompt + (output or 0)
+            sizes = (
+                tuple(b.contains(prompt) for b in self._prompt),
+                None if output is None else tuple(b.contains(output) for b in self._output),
+                tuple(needed <= w for w in self._windows),
+            )
+        p_strong = row["p_strong"]
+        strength = None if p_strong is None else tuple(
+            b.contains(p_strong) for b in self._p_strong
+        )
+        return (
+            row["tenant_id"], row["tenant"], row["endpoint"], row["requested_model"],
+            row["complexity"], strength, row["sensitivity"], row["tags"],
+            row["over_soft_limit"], sizes,
+        )
+
+
+def _distinct(bounds: Any) -> tuple[Bounds, ...]:
+    return tuple(dict.fromkeys(b for b in bounds if b is not None))

@@ -1,0 +1,31 @@
+"""The SDK clients a test opened through a gateway fixture, closed when the test ends.
+
+An openai or anthropic client refers to itself (its resources hold the client), so one left
+open is freed only by the cyclic garbage collector, which finalizes the client and its pooled
+socket in no fixed order: when the socket goes first, an "unclosed socket" ResourceWarning fails
+whichever later test happened to trigger that collection.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
+
+
+class OpenedClients:
+    def __init__(self) -> None:
+        self._clients: list[Closable] = []
+
+    def track(self, client: C) -> C:
+        self._clients.append(client)
+        return client
+
+    def close(self) -> None:
+        while self._clients:
+            self._clients.pop().close()
