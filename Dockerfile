@@ -1,25 +1,58 @@
 # The gateway image: `gateway serve` by default; the same image runs `gateway sim` and
-# `gateway migrate` (see docker-compose.yml).
-FROM python:3.11-slim AS build
-WORKDIR /src
-COPY pyproject.toml README.md ./
-COPY gateway ./gateway
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+# `gateway migrate` (see docker-compose.yml). `docker run -p 8080:8080 IMAGE` alone is the
+# demo (embedded SQLite, the default policy's simulated backends started in the container).
+#
+# Two stages: `build` installs the package and its dependencies into a virtualenv; the runtime
+# stage copies only that virtualenv and the files read at run time (migrations, policies),
+# owned by root and so read-only to the unprivileged user the gateway runs as. No secret is
+# baked in: every key comes from the environment at run time.
+# One pinned base for both stages: the virtualenv's interpreter path must exist in the runtime.
+ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 
-FROM python:3.11-slim
-RUN useradd --create-home --uid 10001 gateway
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN python -m venv /opt/venv
+WORKDIR /src
+# Dependencies in a layer of their own (from pyproject's list), so a code change does not
+# reinstall scikit-learn and friends.
+COPY pyproject.toml README.md ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+      > /tmp/requirements.txt \
+ && /opt/venv/bin/pip install --no-cache-dir -r /tmp/requirements.txt
+COPY gateway ./gateway
+# A real (non-editable) install: the wheel carries the package data the gateway reads at run
+# time (classify/models/*.json, budget/lua/*.lua; see [tool.setuptools.package-data]).
+RUN /opt/venv/bin/pip install --no-cache-dir --no-deps . \
+ && /opt/venv/bin/python -c "from importlib.resources import files; \
+      assert files('gateway.classify').joinpath('models/complexity.json').is_file(); \
+      assert files('gateway.budget').joinpath('lua/admit.lua').is_file()"
+
+FROM ${PYTHON_IMAGE} AS runtime
+LABEL org.opencontainers.image.title="llm-routing-gateway" \
+      org.opencontainers.image.description="One OpenAI-compatible URL in front of vLLM and commercial LLM APIs" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# A numeric uid, so orchestrators can verify runAsNonRoot without reading /etc/passwd.
+RUN groupadd --system --gid 10001 gateway \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /app --no-create-home \
+      --shell /usr/sbin/nologin gateway
 WORKDIR /app
-COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
-# Migrations and policies live beside the package (the app finds migrations at ../migrations).
+COPY --from=build /opt/venv /opt/venv
 COPY migrations ./migrations
 COPY policies ./policies
 COPY alembic.ini ./
-ENV GATEWAY_POLICY_PATH=/app/policies/default.yaml \
-    PYTHONUNBUFFERED=1
-USER gateway
+# The only writable places: the audit spool (rows kept while the database is unreachable; mount
+# a volume here so they survive a restart) and .gateway/ (the embedded demo's SQLite file).
+RUN install -d -o 10001 -g 10001 -m 0750 /var/lib/gateway/audit-spool /app/.gateway
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    GATEWAY_POLICY_PATH=/app/policies/default.yaml \
+    GATEWAY_MIGRATIONS_DIR=/app/migrations \
+    GATEWAY_AUDIT_SPOOL_DIR=/var/lib/gateway/audit-spool
+USER 10001:10001
 EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
-  CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health', timeout=2)"
+# Liveness only (/health); readiness (/ready: database, Redis, audit) is for load balancers.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health', timeout=2)"]
 ENTRYPOINT ["gateway"]
 CMD ["serve", "--host", "0.0.0.0", "--port", "8080"]
