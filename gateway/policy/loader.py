@@ -18,6 +18,7 @@ from gateway.policy.capacity import TelemetryPolicy, compile_telemetry
 from gateway.policy.rules import Rule, compile_rule
 from gateway.policy.schema import (
     BackendSpec,
+    BaselineSpec,
     ModelPoolSpec,
     PolicyFile,
     SimulatorSpec,
@@ -56,6 +57,14 @@ class Pool:
 
 
 @dataclass(frozen=True, slots=True)
+class Baseline:
+    """The price every request is compared with in savings reports."""
+
+    name: str
+    price: PricePerMTok
+
+
+@dataclass(frozen=True, slots=True)
 class PolicySet:
     """The runtime form the router reads: lookups are dict hits, nothing is re-validated."""
 
@@ -67,7 +76,7 @@ class PolicySet:
     rules: tuple[Rule, ...] = ()
     telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
     tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)  # budgets and limits
-    baseline: Backend | None = None  # what savings are measured against
+    baseline: Baseline | None = None  # what savings are measured against
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -160,8 +169,18 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     return PolicySet(
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
-        backends[spec.baseline] if spec.baseline else default_baseline(backends.values()),
+        _baseline(spec, backends),
     )
+
+
+def _baseline(spec: PolicyFile, backends: dict[str, Backend]) -> Baseline | None:
+    if isinstance(spec.baseline, BaselineSpec):
+        p = spec.baseline.price_per_mtok_usd
+        return Baseline(spec.baseline.name, PricePerMTok(p.input, p.output, p.cached_input))
+    backend = backends[spec.baseline] if spec.baseline else default_baseline(backends.values())
+    if backend is None or backend.price is None:
+        return None
+    return Baseline(backend.name, backend.price)
 
 
 def default_baseline(backends: Iterable[Backend]) -> Backend | None:

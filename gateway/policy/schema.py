@@ -250,6 +250,13 @@ class ModelPoolSpec(Strict):
     )
 
 
+class BaselineSpec(Strict):
+    """A price to compare with, for a model the policy need not route to."""
+
+    name: str = Field(min_length=1)
+    price_per_mtok_usd: PriceSpec
+
+
 class PolicyFile(Strict):
     version: Literal[1]
     backends: list[BackendSpec] = Field(min_length=1)
@@ -263,9 +270,10 @@ class PolicyFile(Strict):
     )
     tenants: dict[str, TenantSpec] = Field(default_factory=dict)
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
-    baseline: str | None = Field(
+    baseline: str | BaselineSpec | None = Field(
         default=None,
-        description="backend whose price every audit row is compared with (the 'always the "
-        "frontier model' baseline of savings reports); default: the priced external backend "
-        "with the highest output price",
+        description="what every audit row's cost is compared with (the 'always the frontier "
+        "model' baseline of savings reports): a backend's name, or a model and its price "
+        "(no backend needed); default: the priced external backend with the highest output "
+        "price",
     )

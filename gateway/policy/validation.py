@@ -42,7 +42,7 @@ def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:
         if backend.name in seen:
             out.append((("backends", i, "name"), f"duplicate backend name {backend.name!r}"))
         seen.add(backend.name)
-    if spec.baseline is not None and spec.baseline not in seen:
+    if isinstance(spec.baseline, str) and spec.baseline not in seen:
         out.append((("baseline",), f"unknown backend {spec.baseline!r}"))
     for model, pool in spec.models.items():
         members = pool.backends if isinstance(pool, ModelPoolSpec) else pool

@@ -282,8 +282,7 @@ class RoutingService:
             tenant, request, profile, trace, usage, cost, error=error, cancelled=cancelled,
             ttft_s=ttft_s,
             baseline_cost_micro_usd=(
-                cost_micro_usd(usage, baseline.price)
-                if baseline is not None and baseline.price is not None else None
+                cost_micro_usd(usage, baseline.price) if baseline is not None else None
             ),
             content=content,
         ))

@@ -144,3 +144,28 @@ def test_every_package_directory_is_a_regular_package():
     missing = [str(d) for d in root.rglob("*") if d.is_dir() and d.name != "__pycache__"
                and any(d.glob("*.py")) and not (d / "__init__.py").exists()]
     assert missing == []
+
+
+def test_baseline_is_a_backend_or_a_price_and_defaults_to_the_dearest_api() -> None:
+    base = """
+version: 1
+backends:
+  - {name: home, provider: vllm, base_url: "http://127.0.0.1:9/v1", model: m,
+     context_window: 4096, gpu: {type: L4, hourly_usd: 0.8}}
+  - {name: mini, provider: openai, base_url: "https://api.example.com/v1", model: mini,
+     zone: external, context_window: 4096, price_per_mtok_usd: {input: 0.15, output: 0.6}}
+  - {name: big, provider: openai, base_url: "https://api.example.com/v1", model: big,
+     zone: external, context_window: 4096, price_per_mtok_usd: {input: 2.5, output: 10}}
+rules:
+  - {name: home, when: {sensitivity: [pii, secret, phi]}, allow_zones: [self_hosted]}
+"""
+    default = parse_policy(base).baseline
+    assert default is not None and default.name == "big" and default.price.output_usd == 10
+    named = parse_policy(base + "baseline: mini\n").baseline
+    assert named is not None and named.name == "mini"
+    priced = parse_policy(
+        base + "baseline: {name: o3, price_per_mtok_usd: {input: 2, output: 8}}\n"
+    ).baseline
+    assert priced is not None and priced.name == "o3" and priced.price.input_usd == 2
+    with pytest.raises(PolicyError, match="unknown backend 'nope'"):
+        parse_policy(base + "baseline: nope\n")
