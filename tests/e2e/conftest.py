@@ -96,6 +96,8 @@ def policy_text(ports: dict[str, int], dead_port: int) -> str:
         "  failover: {backends: [dead, sim-a], strategy: priority}\n"
         "  flaky: {backends: [sim-b, sim-a], strategy: priority}\n"
         "  only-b: [sim-b]\n  all-dead: [dead]\n"
+        # savings reports compare with this price (no backend behind it)
+        "baseline: {name: frontier, price_per_mtok_usd: {input: 2.5, output: 10.0}}\n"
     )
 
 
