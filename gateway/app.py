@@ -37,7 +37,7 @@ from gateway.budget.store import BudgetStore
 from gateway.classify.standard import standard_classifier
 from gateway.classify.tokens import count_many
 from gateway.components import Components
-from gateway.db.engine import create_engine
+from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
@@ -68,7 +68,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(settings.database_url, command_timeout_s=COMMAND_TIMEOUT_S)
         if settings.is_embedded_db:
             await upgrade(engine)
         pepper = settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None

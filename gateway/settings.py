@@ -38,7 +38,12 @@ class Settings(BaseSettings):
     key_cache_ttl_s: float = 30.0
 
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # A body not fully received by then is answered 408 (a trickling client holds a slot).
+    body_read_timeout_s: float = Field(default=30.0, gt=0)
     log_level: str = "info"
+    # On SIGTERM `gateway serve` stops accepting, gives in-flight requests (streams too) this
+    # long to finish, then cancels the rest; the lifespan then drains the audit queue.
+    shutdown_grace_s: float = Field(default=30.0, gt=0)
     access_log: bool = False
     # Audit rows go to the database; while it is unreachable, to this spool directory (unset:
     # beside the embedded SQLite file, else .gateway/audit-spool), replayed when it returns.

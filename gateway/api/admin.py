@@ -150,9 +150,12 @@ async def explain_route(body: ExplainIn, parts: Admin) -> dict[str, object]:
         endpoint = Endpoint(body.endpoint)
     except ValueError:
         raise InvalidRequest(f"unknown endpoint {body.endpoint!r}", param="endpoint") from None
-    route_request = parse_route_request(
-        orjson.dumps(body.request), endpoint, "explain", ",".join(body.tags) or None
-    )
+    try:
+        raw = orjson.dumps(body.request)
+    except TypeError:  # e.g. an integer wider than 64 bits: no client could send it on
+        raise InvalidRequest("'request' holds a value JSON cannot carry",
+                             param="request") from None
+    route_request = parse_route_request(raw, endpoint, "explain", ",".join(body.tags) or None)
     row = await parts.tenants.get_tenant(body.tenant)
     tenant = TenantContext(row.id if row else body.tenant, body.tenant, "-")
     return await explain(

@@ -1,4 +1,5 @@
-"""Liveness (/health) and readiness (/ready: database, Redis, policy, audit writer)."""
+"""Liveness (/healthz, alias /health) and readiness (/readyz, alias /ready: database, Redis,
+policy, engine telemetry, audit writer), plus the Prometheus scrape endpoint."""
 
 from __future__ import annotations
 
@@ -10,18 +11,25 @@ from starlette.responses import Response
 
 from gateway.audit.writer import AuditWriter
 from gateway.components import Components
+from gateway.policy.loader import PolicySet
 
 router = APIRouter()
 AUDIT_BACKLOG_LIMIT = 100_000
 
 
-@router.get("/health")
+@router.get("/healthz")
+@router.get("/health", include_in_schema=False)
 async def health() -> Response:
+    """Alive: the event loop answers. Nothing else is checked, so a restart is only ever
+    triggered by a wedged process, never by a dependency being away."""
     return Response(b'{"status":"ok"}', media_type="application/json")
 
 
-@router.get("/ready")
+@router.get("/readyz")
+@router.get("/ready", include_in_schema=False)
 async def ready(request: Request) -> Response:
+    """Ready to take traffic. A check starting with "error" makes it a 503; "degraded" is
+    reported but keeps the gateway in rotation."""
     parts: Components = request.app.state.components
     checks: dict[str, str] = {}
     try:
@@ -36,11 +44,32 @@ async def ready(request: Request) -> Response:
             checks["redis"] = "ok"
         except Exception as exc:
             checks["redis"] = f"error: {type(exc).__name__}"
-    checks["policy"] = f"ok ({len(parts.policy.current.backends)} backends)"
+    policy = parts.policy.current
+    checks["policy"] = f"ok ({len(policy.backends)} backends)"
+    checks["telemetry"] = telemetry_check(parts.fleet.details(), policy)
     checks["audit"] = audit_check(parts.audit)
-    healthy = all(v.startswith("ok") for v in checks.values())
+    healthy = not any(v.startswith("error") for v in checks.values())
     body = orjson.dumps({"status": "ready" if healthy else "not_ready", "checks": checks})
     return Response(body, status_code=200 if healthy else 503, media_type="application/json")
+
+
+def telemetry_check(details: dict[str, dict[str, object]], policy: PolicySet) -> str:
+    """Every scraped engine's metrics younger than the policy's stale_after_s.
+
+    Stale telemetry only degrades readiness: the router already tries such a backend last
+    (or never, under on_stale: fail_closed), and every replica sees the same dead engine, so
+    taking this gateway out of rotation would only move the traffic, not route around it."""
+    limit_s = policy.telemetry.stale_after_s
+    stale: list[str] = []
+    for name in sorted(policy.metrics_targets()):
+        age = details.get(name, {}).get("scrape_age_s")
+        if not isinstance(age, float | int):
+            stale.append(f"{name} (never scraped)")
+        elif age > limit_s:
+            stale.append(f"{name} ({age:.1f} s old)")
+    if stale:
+        return f"degraded: stale metrics from {', '.join(stale)}"
+    return "ok"
 
 
 def audit_check(audit: AuditWriter) -> str:

@@ -16,6 +16,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
 from gateway.api.messages_reply import error_body, message_id, to_anthropic_message
 from gateway.api.messages_request import to_chat_payload
@@ -62,7 +63,8 @@ async def _parse(
 ) -> tuple[Components, TenantContext, RouteRequest]:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
-    raw = await read_body(request, parts.settings.max_body_bytes)
+    raw = await read_body(request, parts.settings.max_body_bytes,
+                          parts.settings.body_read_timeout_s)
     try:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
@@ -121,9 +123,10 @@ async def count_tokens(request: Request, request_id: str) -> Response:
                     media_type="application/json", headers={"request-id": request_id})
 
 
-router.add_api_route("/v1/messages", create_message, methods=["POST"], response_model=None)
+router.add_api_route("/v1/messages", create_message, methods=["POST"], response_model=None,
+                     openapi_extra=bodies.MESSAGES)
 router.add_api_route("/v1/messages/count_tokens", count_tokens, methods=["POST"],
-                     response_model=None)
+                     response_model=None, openapi_extra=bodies.COUNT_TOKENS)
 
 # Served by the ASGI front door (api/hot_path.py) like the OpenAI inference routes.
 HOT_ROUTES = {

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive
 
+from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
 from gateway.api.parsing import parse_route_request, read_body
 from gateway.api.sse_response import SSEResponse
@@ -36,7 +37,8 @@ def _components(request: Request) -> Components:
 async def _route(request: Request, endpoint: Endpoint) -> Response:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
-    body = await read_body(request, parts.settings.max_body_bytes)
+    body = await read_body(request, parts.settings.max_body_bytes,
+                           parts.settings.body_read_timeout_s)
     route_request = parse_route_request(
         body,
         endpoint,
@@ -90,19 +92,19 @@ async def cancel_on_disconnect(
             await watcher
 
 
-@router.post("/v1/chat/completions", include_in_schema=True, response_model=None)
+@router.post("/v1/chat/completions", openapi_extra=bodies.CHAT, response_model=None)
 @router.post("/chat/completions", include_in_schema=False, response_model=None)
 async def chat_completions(request: Request) -> Response:
     return await _route(request, Endpoint.CHAT)
 
 
-@router.post("/v1/completions", response_model=None)
+@router.post("/v1/completions", openapi_extra=bodies.COMPLETIONS, response_model=None)
 @router.post("/completions", include_in_schema=False, response_model=None)
 async def completions(request: Request) -> Response:
     return await _route(request, Endpoint.COMPLETIONS)
 
 
-@router.post("/v1/embeddings", response_model=None)
+@router.post("/v1/embeddings", openapi_extra=bodies.EMBEDDINGS, response_model=None)
 @router.post("/embeddings", include_in_schema=False, response_model=None)
 async def embeddings(request: Request) -> Response:
     return await _route(request, Endpoint.EMBEDDINGS)

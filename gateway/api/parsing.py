@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from typing import Any
 
@@ -22,7 +23,20 @@ def new_request_id() -> str:
     return "req_" + secrets.token_hex(12)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
+    """The body, refused with a 413 past `limit` bytes (before reading any of it when
+    Content-Length says so) and with a 408 when it has not all arrived within `timeout_s`:
+    the server itself times out only idle connections, so a client trickling its body would
+    otherwise hold a connection and its buffered bytes for ever."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _read_body(request, limit)
+    except TimeoutError:
+        raise InvalidRequest(f"the request body did not arrive within {timeout_s:g} s",
+                             status=408, code="request_timeout") from None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
     length = request.headers.get("content-length")
     if length is not None:
         try:

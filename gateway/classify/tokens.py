@@ -45,6 +45,7 @@ PARALLEL_MIN_BYTES = 128 * 1024  # above this, split the work across the pool's 
 # neither whitespace nor '/' (punctuation may absorb newlines and slashes after it), so text
 # split there tokenizes to exactly the sum of its parts.
 SAFE_SPLIT = re.compile(r"\n(?=[^\s/])")
+ENCODE_MAX_CHARS = 900_000  # below bpe-openai's limit of 1,000,000 per call
 CACHE_ENTRIES = 4096
 CACHE_MIN_BYTES = 256  # short strings are cheaper to count than to hash and look up
 
@@ -237,7 +238,19 @@ def split_exact(text: str, parts: int) -> list[str]:
 def count_many(texts: Iterable[str], encoding_name: str) -> list[int]:
     """Module-level so a process pool can run it."""
     enc = encoding(encoding_name)
-    return [len(enc.encode_ordinary(t)) for t in texts]
+    return [sum(len(enc.encode_ordinary(p)) for p in _encodable(t)) for t in texts]
+
+
+def _encodable(text: str) -> list[str]:
+    """bpe-openai refuses to encode a million characters or more at once: split longer text
+    at exact split points, and cut what still has none at fixed places (off by a token or
+    two per cut, nothing beside a million characters; an error here would be a 500)."""
+    if len(text) < ENCODE_MAX_CHARS:
+        return [text]
+    out: list[str] = []
+    for piece in split_exact(text, len(text) // (ENCODE_MAX_CHARS // 2) + 1):
+        out += [piece[i : i + ENCODE_MAX_CHARS] for i in range(0, len(piece), ENCODE_MAX_CHARS)]
+    return out
 
 
 def _needs_exact(upper: int, thresholds: Sequence[int]) -> bool:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import signal
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from types import FrameType
 from urllib.parse import urlparse
 
 import click
@@ -46,6 +48,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         _ensure_demo_key(settings)
     click.echo(f"gateway on http://{host}:{port}/v1  (policy {settings.policy_path}; "
                f"models: {', '.join(policy.public_models())})", err=True)
+    # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
+    # then, so a supervisor sees a clean stop rather than death by signal.
+    signal.signal(signal.SIGTERM, _stopped)
     uvicorn.run(
         "gateway.app:create_app",
         factory=True,
@@ -56,8 +61,12 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         http="httptools",
         log_level=settings.log_level,
         access_log=settings.access_log,
-        timeout_graceful_shutdown=30,
+        timeout_graceful_shutdown=settings.shutdown_grace_s,
     )
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    sys.exit(0)
 
 
 def _start_simulators(policy: PolicySet) -> None:

@@ -18,7 +18,10 @@ CONNECT_TIMEOUT_S = 5.0
 COMMAND_TIMEOUT_S = 10.0
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str, *, command_timeout_s: float | None = None) -> AsyncEngine:
+    """`command_timeout_s` bounds every statement on Postgres: the serving process sets it
+    (a hung database must not hold requests); CLI reports and maintenance over months of
+    rows do not."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -37,7 +40,7 @@ def create_engine(url: str) -> AsyncEngine:
     # request (or the audit writer) for asyncpg's default minute.
     return create_async_engine(
         url, pool_size=10, max_overflow=10, pool_pre_ping=True, pool_timeout=5,
-        connect_args={"timeout": CONNECT_TIMEOUT_S, "command_timeout": COMMAND_TIMEOUT_S},
+        connect_args={"timeout": CONNECT_TIMEOUT_S, "command_timeout": command_timeout_s},
     )
 
 

@@ -124,7 +124,7 @@ class PolicySet:
 def load_policy(path: Path) -> PolicySet:
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:  # not UTF-8 text: rejected like bad YAML
         raise PolicyError([PolicyProblem(str(path), None, "", f"cannot read: {exc}")]) from exc
     return parse_policy(text, str(path))
 

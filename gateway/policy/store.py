@@ -60,6 +60,8 @@ class PolicyStore:
 
     def reload(self) -> bool:
         """Load the file again; True if a new policy is now in force."""
+        if self._path is None:  # a fixed policy (see `fixed`) has no file to read again
+            return False
         try:
             policy = load_policy(self._path)
         except PolicyError as exc:

@@ -6,6 +6,7 @@ in what order things happen and what happens when one of them fails.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 from collections.abc import Mapping
@@ -75,6 +76,7 @@ class RoutingService:
         self._limits = limits
         self._providers = providers
         self._audit = audit
+        self._finishing: set[asyncio.Task[int]] = set()  # stream ends outliving their client
         self._tracing = tracing or Tracing()  # off unless the composition root traces
         self._rotation = itertools.count()
 
@@ -185,7 +187,9 @@ class RoutingService:
 
         async def on_finish(outcome: StreamOutcome) -> None:
             self._measure(attempt, trace, outcome)
-            await self._finish(
+            # A client that hangs up at [DONE] cancels the body's task: settling and the
+            # audit record run in their own task, so they finish anyway.
+            finishing = asyncio.create_task(self._finish(
                 tenant, request, profile, reservation, trace,
                 # No usage chunk: the prompt estimate and one token per content event.
                 outcome.usage or Usage(profile.prompt_tokens, max(0, outcome.events - 1)),
@@ -193,7 +197,10 @@ class RoutingService:
                 ttft_s=(outcome.first_token_at_s - trace.started_s)
                 if outcome.first_token_at_s is not None else None,
                 events=outcome.captured,
-            )
+            ))
+            self._finishing.add(finishing)
+            finishing.add_done_callback(self._finishing.discard)
+            await asyncio.shield(finishing)
 
         def annotate(usage: Usage) -> dict[str, str]:
             cost = cost_micro_usd(usage, self._price(attempt_backend))

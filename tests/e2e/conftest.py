@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,12 +150,14 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
 @pytest.fixture(autouse=True)
 def close_opened_clients(request: pytest.FixtureRequest) -> Iterator[None]:
     """Close the SDK clients the test opened through any gateway fixture it used (Gateway, Rig
-    or another with `opened`): left to the garbage collector they leak sockets."""
+    or another with `opened`): left to the garbage collector they leak sockets. Then collect
+    (a few ms), so that anything else the test left unclosed fails this test, not a later one."""
     yield
     for value in request.node.funcargs.values():
         opened = getattr(value, "opened", None)
         if isinstance(opened, OpenedClients):
             opened.close()
+    gc.collect()
 
 
 @pytest.fixture

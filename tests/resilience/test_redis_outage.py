@@ -1,0 +1,195 @@
+"""Redis goes away while the gateway is serving, then comes back: frozen (SIGSTOP, sockets
+open, no replies) and dead (SIGKILL, connections refused). Throughout, the fail_open tenant
+is served unmetered (and its audit record says so), the fail_closed tenant gets an
+OpenAI-shaped 503, every request is answered within the bound and the gateway keeps running;
+once Redis is back, metering resumes.
+
+A gateway whose Redis is unreachable from the start (refused or silent) is covered by
+tests/e2e/test_budget_store_errors.py; this covers the transitions."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import orjson
+import pytest
+
+from gateway.app import create_app
+from gateway.policy.loader import parse_policy
+from gateway.settings import Settings
+from gateway.sim.config import SimConfig
+from gateway.sim.server import create_sim_app
+from tests.conftest import REQUIRE
+from tests.e2e.conftest import FAST, create_key
+from tests.resilience.processes import sims_policy
+from tests.support.servers import ServerThread, free_port, serve
+
+pytestmark = pytest.mark.resilience
+
+BOUND_S = 3.0
+OPEN, CLOSED = "open-co", "closed-co"
+HELLO = [{"role": "user", "content": "Is the budget service up?"}]
+TENANTS = (
+    "tenants:\n"
+    f"  {OPEN}:\n    budget: {{daily_usd: 10}}\n    on_budget_store_error: fail_open\n"
+    f"  {CLOSED}:\n    budget: {{daily_usd: 10}}\n    on_budget_store_error: fail_closed\n"
+)
+
+
+class RedisServer:
+    """A redis-server of this test's own, on a free port, without persistence."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.port = root, free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.root)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True,
+                             check=False).stdout.strip() != b"PONG":
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.05)
+
+    def signal(self, signum: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signum)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGCONT)
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.proc = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+        if REQUIRE:
+            pytest.fail("redis-server not installed")
+        pytest.skip("redis-server not installed")
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.proc is not None:
+            server.kill()
+
+
+@dataclass
+class Answer:
+    elapsed_s: float
+    status: int
+    unmetered: bool
+    request_id: str
+    body: dict[str, object]
+
+
+@dataclass
+class Rig:
+    url: str
+    keys: dict[str, str]
+    audit_path: Path
+
+    def call(self, tenant: str) -> Answer:
+        with openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.keys[tenant],
+                           max_retries=0, timeout=10) as client:
+            started = time.monotonic()
+            try:
+                response = client.chat.completions.with_raw_response.create(
+                    model="auto", messages=HELLO, max_tokens=4).http_response  # type: ignore[arg-type]
+            except openai.APIStatusError as exc:
+                response = exc.response
+            return Answer(time.monotonic() - started, response.status_code,
+                          response.headers.get("x-gateway-unmetered") == "true",
+                          response.headers.get("x-request-id", ""), response.json())
+
+    def tokens_today(self, tenant: str) -> int:
+        resp = httpx.get(f"{self.url}/v1/usage", timeout=5,
+                         headers={"authorization": f"Bearer {self.keys[tenant]}"})
+        assert resp.status_code == 200, resp.text
+        return sum(int(scope["tokens_today"]) for scope in resp.json()["scopes"])
+
+    def audited(self, request_id: str) -> dict[str, object]:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            for line in self.audit_path.read_bytes().splitlines():
+                entry = orjson.loads(line)
+                if entry.get("request_id") == request_id:
+                    return entry  # type: ignore[no-any-return]
+            time.sleep(0.05)
+        raise AssertionError(f"{request_id} was not audited")
+
+
+def assert_outage_behaviour(rig: Rig, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        served = rig.call(OPEN)
+        assert served.status == 200 and served.unmetered, served
+        assert served.elapsed_s < BOUND_S, served.elapsed_s
+        assert rig.audited(served.request_id).get("unmetered") is True
+        refused = rig.call(CLOSED)
+        assert refused.status == 503, refused
+        error = refused.body["error"]
+        assert isinstance(error, dict) and error["code"] == "budget_store_unavailable"
+        assert refused.elapsed_s < BOUND_S, refused.elapsed_s
+
+
+def assert_metered(rig: Rig) -> None:
+    """Both tenants served and metered again (Redis reconnects on its own)."""
+    deadline = time.monotonic() + 10
+    while True:
+        answers = [rig.call(OPEN), rig.call(CLOSED)]
+        if all(a.status == 200 and not a.unmetered for a in answers):
+            break
+        assert time.monotonic() < deadline, answers
+        time.sleep(0.2)
+    before = rig.tokens_today(OPEN)
+    assert rig.call(OPEN).status == 200
+    assert rig.tokens_today(OPEN) > before
+
+
+def test_redis_frozen_then_dead_then_back(tmp_path: Path, redis_server: RedisServer) -> None:
+    db_url = f"sqlite+aiosqlite:///{tmp_path}/gw.db"
+    keys = {t: create_key(db_url, t) for t in (OPEN, CLOSED)}
+    sim = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=3, **FAST)))
+    sim.start()
+    settings = Settings(database_url=db_url, redis_url=redis_server.url, redis_timeout_s=0.25,
+                        audit_log_path=str(tmp_path / "audit.jsonl"),
+                        upstream_read_timeout_s=5.0)
+    policy = parse_policy(sims_policy({"sim": sim.port}, extra=TENANTS))
+    try:
+        with serve(create_app(settings, policy=policy)) as gw:
+            rig = Rig(gw.url, keys, tmp_path / "audit.jsonl")
+            assert_metered(rig)
+
+            redis_server.signal(signal.SIGSTOP)  # hangs: only timeouts end a call
+            assert_outage_behaviour(rig)
+            redis_server.signal(signal.SIGCONT)
+            assert_metered(rig)
+
+            redis_server.kill()  # down: connections refused
+            assert_outage_behaviour(rig)
+            assert httpx.get(f"{gw.url}/readyz", timeout=5).status_code == 503
+            assert httpx.get(f"{gw.url}/healthz", timeout=5).status_code == 200
+            redis_server.start()  # same port, empty: budgets start again from zero
+            assert_metered(rig)
+            assert httpx.get(f"{gw.url}/readyz", timeout=5).status_code == 200
+    finally:
+        sim.stop()

@@ -1,0 +1,1 @@
+"""Security suite: admin auth, tenant isolation, hashed keys, no leaks, limits and CORS."""
