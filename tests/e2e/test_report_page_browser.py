@@ -5,6 +5,7 @@ errors, names from the database shown as text, and a screenshot kept."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -96,7 +97,10 @@ class Page:
 
 
 def _keep(shot: Path, name: str) -> None:
-    """A copy beside the benchmarks, so the page can be looked at without running anything."""
+    """A copy beside the benchmarks, so the page can be looked at without running anything;
+    only when asked (GATEWAY_KEEP_SCREENSHOTS=1), so test runs leave the checkout clean."""
+    if os.environ.get("GATEWAY_KEEP_SCREENSHOTS") != "1":
+        return
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shot, ARTIFACTS / name)
 
