@@ -77,8 +77,7 @@ async def inject(url: str, seconds: float, spool_dir: Path) -> dict[str, float]:
                                    .where(audit_log.c.chain_id == "bench-injector"))
     await engine.dispose()
     return {"recorded": recorded, "stored": int(stored or 0), "seconds": elapsed,
-            "spooled": writer.stats.spooled_rows if hasattr(writer.stats, "spooled_rows")
-            else 0}
+            "spooled": writer.stats.rows_spooled}
 
 
 def _load(port: int, key: str, seconds: float) -> list[str]:

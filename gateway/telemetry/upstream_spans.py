@@ -4,7 +4,8 @@ stream, by the request's recorder when the stream ends."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
@@ -12,6 +13,8 @@ from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
 from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
 from gateway.telemetry.genai_attributes import dispatch_error_type, usage_attributes
 from gateway.types import Backend, Endpoint, Payload
+
+T = TypeVar("T")
 
 
 class AttemptSpans(Protocol):
@@ -32,17 +35,10 @@ class TracedProvider:
     async def complete(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamReply:
-        span = self._spans.attempt(backend)
-        token = otel_context.attach(set_span_in_context(span))
-        try:
-            reply = await self._inner.complete(backend, endpoint, payload, request_id)
-        except BaseException as exc:
-            _end_failed(span, exc)
-            raise
-        finally:
-            otel_context.detach(token)
+        span, reply = await self._attempt(
+            backend, self._inner.complete(backend, endpoint, payload, request_id)
+        )
         span.set_attribute("http.response.status_code", 200)
-        span.set_attribute("gen_ai.response.model", backend.model)
         if reply.usage is not None:
             span.set_attributes(usage_attributes(reply.usage))
         span.end()
@@ -51,18 +47,26 @@ class TracedProvider:
     async def stream(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamStream:
+        span, stream = await self._attempt(
+            backend, self._inner.stream(backend, endpoint, payload, request_id)
+        )
+        self._spans.streaming(span)  # ends when the stream does
+        return stream
+
+    async def _attempt(self, backend: Backend, call: Awaitable[T]) -> tuple[Span, T]:
+        """Run one upstream call with its CLIENT span current (so `traceparent` goes out);
+        a failure ends the span with its error type."""
         span = self._spans.attempt(backend)
         token = otel_context.attach(set_span_in_context(span))
         try:
-            stream = await self._inner.stream(backend, endpoint, payload, request_id)
+            result = await call
         except BaseException as exc:
             _end_failed(span, exc)
             raise
         finally:
             otel_context.detach(token)
         span.set_attribute("gen_ai.response.model", backend.model)
-        self._spans.streaming(span)
-        return stream
+        return span, result
 
     async def aclose(self) -> None:
         """The provider is the lifespan's to close, not one request's."""
