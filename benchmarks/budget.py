@@ -26,6 +26,7 @@ from typing import Any
 from machine import describe_machine
 from tables import render_text
 
+from gateway.budget.leasing import LeasingBudgetStore
 from gateway.budget.limits import AdmitRequest, BudgetLimits, RateLimits, ScopeLimits, periods
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_keys import PREFIX
@@ -101,17 +102,34 @@ async def measure(
         store = make()
         pairs = Pairs(store, f"bench-{RUN}-{label}-{count}", count)
         rows.append(await row(f"{label}, {count} scope{'s' if count > 1 else ''}",
-                              pairs.one, args))
+                              pairs.one, args, store))
         await store.close()
     return rows
 
 
-async def row(label: str, pair: Pair, args: argparse.Namespace) -> list[str]:
+def _shared_calls(store: BudgetStore | None) -> int | None:
+    """Calls that reached Redis: two per pair without leases, per lease with them."""
+    if isinstance(store, LeasingBudgetStore):
+        return store.stats.leases + store.stats.settles
+    return None
+
+
+async def row(
+    label: str, pair: Pair, args: argparse.Namespace, store: BudgetStore | None = None
+) -> list[str]:
+    before = _shared_calls(store)
     samples = await latency_us(pair, args.calls)
     throughput = await pairs_per_s(pair, args.calls, args.concurrency)
+    if isinstance(store, LeasingBudgetStore):
+        await store.flush(everything=True)
+    after = _shared_calls(store)
+    if before is not None and after is not None:
+        calls = f"{(after - before) / (2 * args.calls + WARM_UP_PAIRS):.3f}"
+    else:  # one admit and one settle script per pair, or none at all in the memory store
+        calls = "0" if label.startswith("memory") else "2"
     return [label, f"{statistics.median(samples):.0f}",
             f"{samples[int(len(samples) * 0.99)]:.0f}", f"{samples[-1]:.0f}",
-            f"{throughput:,.0f}"]
+            f"{throughput:,.0f}", calls]
 
 
 async def round_trip_floor(url: str, args: argparse.Namespace) -> list[str]:
@@ -144,13 +162,18 @@ async def run(args: argparse.Namespace) -> None:
             # A loaded machine must slow the figures down, not abort the run.
             return RedisBudgetStore.from_url(url, timeout_s=5.0)
 
+        def make_leased() -> BudgetStore:
+            return LeasingBudgetStore(RedisBudgetStore.from_url(url, timeout_s=5.0))
+
         try:
             rows.append(await round_trip_floor(url, args))
             rows += await measure("redis", make_redis, args)
+            rows += await measure("redis, leased", make_leased, args)
         finally:
             await delete_bench_keys(url)
     print(render_text(
-        ["store, scopes", "p50 µs", "p99 µs", "max µs", f"pairs/s @{args.concurrency}"], rows))
+        ["store, scopes", "p50 µs", "p99 µs", "max µs", f"pairs/s @{args.concurrency}",
+         "Redis calls per pair"], rows))
 
 
 def main() -> None:

@@ -115,9 +115,16 @@ def parse_args(argv: list[str]) -> Options:
         help="with --budgets: keep them in this Redis (GATEWAY_REDIS_URL) instead of the "
         "gateway process; the benchmark tenant's keys are deleted afterwards",
     )
+    parser.add_argument(
+        "--budget-lease-s", type=float, default=None,
+        help="with --redis-url: GATEWAY_BUDGET_LEASE_S for the gateway (0: one Redis call per "
+        "admit and per settle; default: the gateway's leases)",
+    )
     args = parser.parse_args(argv)
     if args.redis_url and not args.budgets:
         parser.error("--redis-url needs --budgets")
+    if args.budget_lease_s is not None and not args.redis_url:
+        parser.error("--budget-lease-s needs --redis-url")
     levels = [Level(False, c) for c in dict.fromkeys(args.concurrency)]
     levels += [Level(True, c) for c in dict.fromkeys(args.stream_concurrency)]
     options = Options(
@@ -130,7 +137,7 @@ def parse_args(argv: list[str]) -> Options:
         markdown=args.markdown,
         markdown_out=args.markdown_out,
         anthropic=args.anthropic,
-        budgets=Budgets(args.redis_url) if args.budgets else None,
+        budgets=Budgets(args.redis_url, args.budget_lease_s) if args.budgets else None,
     )
     problem = _out_of_bounds(options)
     if problem:

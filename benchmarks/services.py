@@ -165,10 +165,13 @@ class Budgets:
     in-process store or, with a Redis URL, on Redis as replicas share it."""
 
     redis_url: str | None = None
+    lease_s: float | None = None  # None: the gateway's default (leases of 0.5 s with Redis)
 
     @property
     def store(self) -> str:
-        return "Redis" if self.redis_url else "memory"
+        if not self.redis_url:
+            return "memory"
+        return "Redis, per request" if self.lease_s == 0 else "Redis, leased"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +199,8 @@ class GatewaySetup:
         )
         if budgets is not None and budgets.redis_url:
             env["GATEWAY_REDIS_URL"] = budgets.redis_url
+            if budgets.lease_s is not None:
+                env["GATEWAY_BUDGET_LEASE_S"] = str(budgets.lease_s)
         return cls(work_dir, policy_path, env)
 
     def cli(self, *args: str) -> list[str]:

@@ -30,6 +30,8 @@ from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.audit.repository import AuditRepository
 from gateway.audit.spool import Spool
 from gateway.audit.writer import AuditWriter
+from gateway.budget.leasing import LeasingBudgetStore
+from gateway.budget.limits import BudgetUnavailable
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
@@ -96,6 +98,9 @@ def create_app(
             if redis is not None
             else MemoryBudgetStore(reservation_ttl_s=settings.budget_reservation_ttl_s)
         )
+        if redis is not None and settings.budget_lease_s > 0:
+            # Replicas admit from leased slices: one Redis call per lease, not per request.
+            budget_store = LeasingBudgetStore(budget_store, lease_s=settings.budget_lease_s)
         limits = {
             "connect_timeout_s": settings.upstream_connect_timeout_s,
             "read_timeout_s": settings.upstream_read_timeout_s,
@@ -205,6 +210,8 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await warm_up  # retrieve its outcome: a cancelled gather must not log noise
             token_pool.shutdown(wait=False, cancel_futures=True)
+            with contextlib.suppress(BudgetUnavailable):
+                await budget_store.close()  # settles open leases while Redis is still there
             if redis is not None:
                 await redis.aclose()
             await engine.dispose()

@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     # A crashed replica's reservations stop counting against budgets after this long; it
     # must outlast the longest request (streams included).
     budget_reservation_ttl_s: float = Field(default=900.0, gt=0)
+    # With Redis, each replica leases slices of budgets and rate limits for this long and
+    # admits against them locally (gateway/budget/leasing.py); 0 asks Redis per request.
+    budget_lease_s: float = Field(default=0.5, ge=0)
     limits_cache_ttl_s: float = Field(default=5.0, ge=0)  # admin-set limits reach replicas
     policy_path: Path = DEFAULT_POLICY
     policy_poll_interval_s: float = Field(default=1.0, gt=0)

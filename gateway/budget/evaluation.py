@@ -73,16 +73,18 @@ def _budget_refusal(
     return None
 
 
-def _rate_refusal(limits: ScopeLimits, state: ScopeState, tokens: int) -> Admission | None:
+def _rate_refusal(
+    limits: ScopeLimits, state: ScopeState, request: AdmitRequest
+) -> Admission | None:
     rate = limits.rate
     if rate is None:
         return None
-    if rate.concurrent is not None and state.in_flight >= rate.concurrent:
+    if rate.concurrent is not None and state.in_flight + request.slots > rate.concurrent:
         return Admission(False, "concurrent", limits.scope, CONCURRENT_RETRY_AFTER_S)
     worst: Admission | None = None
     for reason, per_minute, level, amount in (
-        ("rpm", rate.rpm, state.rpm_level, 1),
-        ("tpm", rate.tpm, state.tpm_level, tokens),
+        ("rpm", rate.rpm, state.rpm_level, request.requests),
+        ("tpm", rate.tpm, state.tpm_level, request.tokens),
     ):
         if per_minute is None or level is None:
             continue
@@ -116,7 +118,7 @@ def rate_state(
         if rate is None:
             continue
         if rate.rpm is not None and state.rpm_level is not None:
-            left = state.rpm_level - (1 if admitted else 0)
+            left = state.rpm_level - (request.requests if admitted else 0)
             if requests is None or (left, rate.rpm) < requests:
                 requests = (left, rate.rpm)
         if rate.tpm is not None and state.tpm_level is not None:
@@ -149,7 +151,7 @@ def evaluate(
             return refusal
     worst: Admission | None = None
     for limits, state in pairs:
-        refusal = _rate_refusal(limits, state, request.tokens)
+        refusal = _rate_refusal(limits, state, request)
         if refusal is not None and (
             worst is None or (refusal.retry_after_s or 0.0) > (worst.retry_after_s or 0.0)
         ):

@@ -101,7 +101,11 @@ class ScopeLimits:
 
 @dataclass(frozen=True, slots=True)
 class AdmitRequest:
-    """One request to admit; cost and tokens are the worst case, reserved until settled."""
+    """One request to admit; cost and tokens are the worst case, reserved until settled.
+
+    A lease (leasing.py) is one admission for several requests at once: `requests` permits
+    taken from the rpm buckets and `slots` places counted against concurrency limits, held
+    until the lease is settled. A single request is a lease of one of each."""
 
     request_id: str
     tenant_id: str
@@ -110,6 +114,8 @@ class AdmitRequest:
     tokens: int
     day: str
     month: str
+    requests: int = 1
+    slots: int = 1
 
     def __post_init__(self) -> None:
         if not self.request_id:
@@ -120,6 +126,8 @@ class AdmitRequest:
             raise ValueError(f"scopes must be distinct: {names}")
         if self.cost_micro_usd < 0 or self.tokens < 0:
             raise ValueError("cost_micro_usd and tokens must be >= 0")
+        if self.requests < 1 or self.slots < 1:
+            raise ValueError("requests and slots must be >= 1")
         if not _DAY.match(self.day) or not _MONTH.match(self.month):
             raise ValueError(f"day/month must be YYYY-MM-DD/YYYY-MM: {self.day!r}, {self.month!r}")
 
@@ -135,6 +143,8 @@ class Reservation:
     tokens: int
     day: str
     month: str
+    requests: int = 1
+    slots: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,4 +200,13 @@ def reservation_of(request: AdmitRequest) -> Reservation:
         request.tokens,
         request.day,
         request.month,
+        request.requests,
+        request.slots,
     )
+
+
+def unused_requests(reservation: Reservation, requests_used: int | None) -> int:
+    """The rpm permits of a lease that settle gives back (None: all were used)."""
+    if requests_used is None:
+        return 0
+    return max(0, reservation.requests - max(0, requests_used))

@@ -17,6 +17,7 @@ from gateway.budget.limits import (
     ScopeUsage,
     check_tenant_id,
     reservation_of,
+    unused_requests,
 )
 
 # (tenant_id, scope) and (tenant_id, scope, period)
@@ -84,17 +85,21 @@ class MemoryBudgetStore:
             held = self._held.setdefault(key, _Held())
             held.micro_usd += request.cost_micro_usd
             held.tokens += request.tokens
-            held.in_flight += 1
+            held.in_flight += request.slots
             rate = limits.rate
             if rate is not None and rate.rpm is not None:
-                self._rpm[key].level -= 1  # _state() created the bucket
+                self._rpm[key].level -= request.requests  # _state() created the bucket
             if rate is not None and rate.tpm is not None:
                 self._tpm[key].level -= request.tokens
         self._reservations[request.request_id] = (reservation, now + self._ttl_s)
         return replace(admission, reservation=reservation)
 
     async def settle(
-        self, reservation: Reservation, actual_micro_usd: int, actual_tokens: int
+        self,
+        reservation: Reservation,
+        actual_micro_usd: int,
+        actual_tokens: int,
+        requests_used: int | None = None,
     ) -> None:
         now = self._clock()
         if reservation.request_id in self._settled:
@@ -115,6 +120,11 @@ class MemoryBudgetStore:
                 # The estimate was taken at admit; the bucket owes (or is owed) the difference.
                 level = tpm.now(now, tpm.per_minute) + reservation.tokens - tokens
                 tpm.level = min(float(tpm.per_minute), level)
+            unused = unused_requests(reservation, requests_used)
+            rpm = self._rpm.get((tenant, scope))
+            if rpm is not None and unused:
+                # A lease's permits nobody used go back, so they are not lost to the others.
+                rpm.level = min(float(rpm.per_minute), rpm.now(now, rpm.per_minute) + unused)
 
     async def usage(self, tenant_id: str, scope: str, day: str, month: str) -> ScopeUsage:
         check_tenant_id(tenant_id)  # as the Redis store must: the contract is one
@@ -166,7 +176,7 @@ class MemoryBudgetStore:
                 continue
             held.micro_usd -= reservation.cost_micro_usd
             held.tokens -= reservation.tokens
-            held.in_flight -= 1
+            held.in_flight -= reservation.slots
             if held.in_flight <= 0:
                 del self._held[key]  # key and tag scopes come and go: keep no empty entries
 

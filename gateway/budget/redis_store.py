@@ -24,6 +24,7 @@ from gateway.budget.limits import (
     check_tenant_id,
     period_end_unix_s,
     reservation_of,
+    unused_requests,
 )
 from gateway.budget.redis_pipeline import ScriptPipeline
 
@@ -146,7 +147,8 @@ class RedisBudgetStore:
         script_keys = [tk.held, tk.reservations, tk.expiry]
         args: list[str | int] = [
             request.request_id, request.cost_micro_usd, request.tokens, self._ttl_ms,
-            repr(CONCURRENT_RETRY_AFTER_S), len(request.scopes),
+            repr(CONCURRENT_RETRY_AFTER_S), len(request.scopes), request.requests,
+            request.slots,
         ]
         for limits in request.scopes:
             script_keys += [
@@ -159,7 +161,11 @@ class RedisBudgetStore:
         return _admission(request, reply)
 
     async def settle(
-        self, reservation: Reservation, actual_micro_usd: int, actual_tokens: int
+        self,
+        reservation: Reservation,
+        actual_micro_usd: int,
+        actual_tokens: int,
+        requests_used: int | None = None,
     ) -> None:
         tenant, prefix = reservation.tenant_id, self._prefix
         tk = keys.tenant_keys(tenant, prefix)
@@ -174,7 +180,7 @@ class RedisBudgetStore:
         args: list[str | int] = [
             reservation.request_id, max(0, actual_micro_usd), max(0, actual_tokens),
             reservation.tokens, self._ttl_ms, self._settled_ms, DAY_KEY_TTL_S, MONTH_KEY_TTL_S,
-            len(reservation.scopes),
+            len(reservation.scopes), unused_requests(reservation, requests_used),
         ]
         await self._run(self._settle_script, script_keys, args)
 

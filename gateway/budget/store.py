@@ -18,9 +18,14 @@ class BudgetStore(Protocol):
         ...
 
     async def settle(
-        self, reservation: Reservation, actual_micro_usd: int, actual_tokens: int
+        self,
+        reservation: Reservation,
+        actual_micro_usd: int,
+        actual_tokens: int,
+        requests_used: int | None = None,
     ) -> None:
-        """Release the reservation and record the actual spend; once per request id."""
+        """Release the reservation and record the actual spend; once per request id.
+        `requests_used` < reservation.requests gives a lease's unused rpm permits back."""
         ...
 
     async def usage(self, tenant_id: str, scope: str, day: str, month: str) -> ScopeUsage: ...

@@ -1,6 +1,8 @@
--- Admit one request over all its scopes, or change nothing (evaluation.py, transcribed).
+-- Admit one request (or a lease of several) over all its scopes, or change nothing
+-- (evaluation.py, transcribed).
 -- KEYS: held, res, exp, then per scope: day spend, month spend, bucket
--- ARGV: request id, cost, tokens, ttl ms, concurrent retry s, scope count, then per scope:
+-- ARGV: request id, cost, tokens, ttl ms, concurrent retry s, scope count, rpm permits,
+--       concurrency slots, then per scope:
 --       name, daily usd, monthly usd, daily tokens, monthly tokens, soft fraction, rpm, tpm,
 --       concurrent ('' = unlimited)
 -- Reply: {code (1 admitted, 0 refused, 2 already held), reason, scope, retry s, soft,
@@ -15,9 +17,10 @@ if redis.call('HEXISTS', res, rid) == 1 then
 end
 local cost, tokens, ttl_ms = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local concurrent_retry_s = tonumber(ARGV[5])
+local permits, slots = tonumber(ARGV[7]), tonumber(ARGV[8])
 local scopes = {}
 for i = 1, tonumber(ARGV[6]) do
-  local a, k = 6 + (i - 1) * 9, 3 + (i - 1) * 3
+  local a, k = 8 + (i - 1) * 9, 3 + (i - 1) * 3
   local s = {
     name = ARGV[a + 1], d_usd = num(ARGV[a + 2]), m_usd = num(ARGV[a + 3]),
     d_tok = num(ARGV[a + 4]), m_tok = num(ARGV[a + 5]), soft = tonumber(ARGV[a + 6]),
@@ -46,7 +49,7 @@ local function rate_state(admitted)
   local rq, tk -- {remaining, limit} of the tightest bucket
   for _, s in ipairs(scopes) do
     if s.rpm then
-      local left = s.rl - (admitted and 1 or 0)
+      local left = s.rl - (admitted and permits or 0)
       if not rq or left < rq[1] or (left == rq[1] and s.rpm < rq[2]) then rq = {left, s.rpm} end
     end
     if s.tpm then
@@ -91,10 +94,10 @@ end
 local worst -- {reason, scope, wait s}: the longest wait, so a retry is not refused again
 for _, s in ipairs(scopes) do
   local refusal
-  if s.conc and s.in_flight >= s.conc then
+  if s.conc and s.in_flight + slots > s.conc then
     refusal = {'concurrent', s.name, concurrent_retry_s}
   else
-    for _, b in ipairs({{'rpm', s.rpm, s.rl, 1}, {'tpm', s.tpm, s.tl, tokens}}) do
+    for _, b in ipairs({{'rpm', s.rpm, s.rl, permits}, {'tpm', s.tpm, s.tl, tokens}}) do
       local per_minute, level = b[2], b[3]
       if per_minute then
         local need = math.min(b[4], per_minute)
@@ -124,11 +127,11 @@ for i, s in ipairs(scopes) do
   names[i] = s.name
   redis.call('HINCRBY', held, 'u|' .. s.name, int(cost))
   redis.call('HINCRBY', held, 't|' .. s.name, int(tokens))
-  redis.call('HINCRBY', held, 'n|' .. s.name, 1)
+  redis.call('HINCRBY', held, 'n|' .. s.name, slots)
   if s.rpm or s.tpm then
     local full_s = 0
     if s.rpm then
-      s.rl = s.rl - 1
+      s.rl = s.rl - permits
       redis.call('HSET', s.bucket, 'rl', s.rl, 'ra', now_s, 'rc', s.rpm)
       full_s = full_in_s(s.rl, s.rpm)
     end
@@ -143,7 +146,8 @@ for i, s in ipairs(scopes) do
   end
 end
 -- Amounts as strings: cjson would round large numbers to 14 digits.
-redis.call('HSET', res, rid, cjson.encode({c = int(cost), t = int(tokens), s = names}))
+redis.call('HSET', res, rid,
+           cjson.encode({c = int(cost), t = int(tokens), s = names, n = slots}))
 redis.call('ZADD', exp, now_ms + ttl_ms, rid)
 -- Once every reservation has expired these keys hold nothing that still counts. Only ever
 -- lengthen their life: a replica with a shorter reservation TTL must not cut short the

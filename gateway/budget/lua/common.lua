@@ -26,8 +26,9 @@ end
 
 local function release(held, entry)
   local r = cjson.decode(entry)
+  local slots = tonumber(r.n or 1) -- entries written before leases hold one slot
   for _, scope in ipairs(r.s) do
-    if redis.call('HINCRBY', held, 'n|' .. scope, -1) <= 0 then
+    if redis.call('HINCRBY', held, 'n|' .. scope, -slots) <= 0 then
       redis.call('HDEL', held, 'u|' .. scope, 't|' .. scope, 'n|' .. scope)
     else
       redis.call('HINCRBY', held, 'u|' .. scope, int(-tonumber(r.c)))
