@@ -100,7 +100,9 @@ def create_app(
         )
         if redis is not None and settings.budget_lease_s > 0:
             # Replicas admit from leased slices: one Redis call per lease, not per request.
-            budget_store = LeasingBudgetStore(budget_store, lease_s=settings.budget_lease_s)
+            leasing = LeasingBudgetStore(budget_store, lease_s=settings.budget_lease_s)
+            metrics.watch_budget_leases(leasing.stats.numbers)
+            budget_store = leasing
         limits = {
             "connect_timeout_s": settings.upstream_connect_timeout_s,
             "read_timeout_s": settings.upstream_read_timeout_s,

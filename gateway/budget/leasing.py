@@ -92,6 +92,9 @@ class LeaseStats:
     leases: int = 0
     settles: int = 0
 
+    def numbers(self) -> dict[str, int]:
+        return {"admitted": self.admitted, "leases": self.leases, "settles": self.settles}
+
 
 class LeasingBudgetStore:
     """A BudgetStore in front of a shared one (RedisBudgetStore); owns no connection."""

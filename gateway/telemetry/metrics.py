@@ -48,6 +48,11 @@ class GatewayMetrics:
         """Publish the audit writer's counters and spool depth (read when scraped)."""
         self.registry.register(AuditCollector(read))
 
+    def watch_budget_leases(self, read: Callable[[], Mapping[str, int]]) -> None:
+        """Publish how many requests were admitted locally against how many calls reached
+        the shared budget store (read when scraped)."""
+        self.registry.register(CountersCollector(read, LEASE_COUNTERS))
+
     def policy_reloaded(self, ok: bool) -> None:
         self.policy_reloads.labels(result="ok" if ok else "rejected").inc()
         if ok:
@@ -73,6 +78,26 @@ AUDIT_GAUGES = {
     "spool_bytes": ("gateway_audit_spool_bytes", "Size of the audit spool"),
     "alarm": ("gateway_audit_alarm", "1 while audit rows are at risk (readiness fails)"),
 }
+
+
+LEASE_COUNTERS = {
+    "admitted": ("gateway_budget_admitted_locally",
+                 "Requests admitted against a budget lease, without a Redis call of their own"),
+    "leases": ("gateway_budget_leases", "Leases asked of the shared budget store"),
+    "settles": ("gateway_budget_lease_settles",
+                "Leases settled in the shared budget store (retries included)"),
+}
+
+
+class CountersCollector(Collector):
+    def __init__(self, read: Callable[[], Mapping[str, int]],
+                 names: Mapping[str, tuple[str, str]]) -> None:
+        self._read, self._names = read, names
+
+    def collect(self) -> Iterator[Metric]:
+        numbers = self._read()
+        for key, (name, doc) in self._names.items():
+            yield CounterMetricFamily(name, doc, value=numbers[key])
 
 
 class AuditCollector(Collector):
