@@ -19,7 +19,7 @@ from pathlib import Path
 
 from load_result import LoadResult
 from loadgen import LoadPlan, Target, run_load
-from services import LOOPBACK, GatewaySetup, free_port, http_call, start_mock
+from services import ADMIN_KEY, LOOPBACK, GatewaySetup, free_port, http_call, start_mock
 
 
 def valid(mock_port: int, generation: int) -> str:
@@ -40,7 +40,10 @@ def invalid(mock_port: int, generation: int) -> str:
 
 def reload_counts(port: int) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for line in http_call(port, "/metrics").body.decode().splitlines():
+    reply = http_call(port, "/metrics", None, {"authorization": f"Bearer {ADMIN_KEY}"})
+    if reply.status != 200:
+        raise RuntimeError(f"/metrics on :{port} answered {reply.status}")
+    for line in reply.body.decode().splitlines():
         if line.startswith("gateway_policy_reloads_total{"):
             result = line.split('result="')[1].split('"')[0]
             counts[result] = int(float(line.rsplit(" ", 1)[1]))

@@ -32,7 +32,15 @@ import uvloop
 from audit_synthetic import fresh_database
 from machine import Machine, describe_machine
 from overhead import check_gateway
-from services import BENCH_DIR, LOOPBACK, Budgets, forget_budget_keys, free_port, http_call
+from services import (
+    ADMIN_KEY,
+    BENCH_DIR,
+    LOOPBACK,
+    Budgets,
+    forget_budget_keys,
+    free_port,
+    http_call,
+)
 from soak_load import OpenLoop, Requests
 from soak_report import Ledger, WindowRow, render
 from soak_rig import (
@@ -143,7 +151,8 @@ async def _soak(options: Options, port: int, key: str, gateway_pid: int) -> Soak
         finished = client.take_window()
         tree = read_tree(gateway_pid)
         # What a Prometheus scrape of the gateway would do, once a window.
-        reply = await asyncio.to_thread(http_call, port, "/metrics")
+        reply = await asyncio.to_thread(http_call, port, "/metrics", None,
+                                        {"authorization": f"Bearer {ADMIN_KEY}"})
         metrics_failures += reply.status != 200
         row = WindowRow.of(len(rows) + 1, loop.time() - start, loop.time() - window_start,
                            finished, tree)

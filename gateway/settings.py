@@ -1,7 +1,7 @@
 """Process settings from the environment (prefix GATEWAY_); read only by app.py and cli/.
 
-Secrets (admin key, key pepper, provider API keys) come from the environment only, never
-from policy YAML, and are never logged.
+Secrets (admin key, metrics key, key pepper, provider API keys) come from the environment
+only, never from policy YAML, and are never logged.
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     policy_poll_interval_s: float = Field(default=1.0, gt=0)
 
     admin_key: SecretStr | None = None
+    # What a Prometheus server sends to read /metrics (the admin key works too); with neither
+    # set, /metrics answers 401: its counters carry tenant names.
+    metrics_key: SecretStr | None = None
     # Optional HMAC pepper for API-key hashes: with it, a stolen database alone cannot even
     # confirm a guessed key.
     key_pepper: SecretStr | None = None

@@ -60,6 +60,9 @@ class SensitiveSpan:
     start: int
     end: int
     confidence: float
+    # A reserved or published stand-in (an example.com address, a test card, AWS's EXAMPLE
+    # key): identifies nobody, so routing ignores it, but redaction masks it all the same.
+    reserved: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,8 @@ class Profile:
     complexity: Complexity | None = None
     sensitivity: tuple[str, ...] = ()  # categories found, sorted, e.g. ("pii", "secret")
     spans: tuple[SensitiveSpan, ...] = ()
+    # Stand-ins only redaction cares about (kept out of `spans` and `sensitivity` above).
+    reserved_spans: tuple[SensitiveSpan, ...] = ()
     # False when prompt_tokens is an estimate: exactness could not have changed the route.
     prompt_tokens_exact: bool = True
     prompt_tokens_max: int | None = None  # a proven upper bound on the true count

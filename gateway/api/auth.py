@@ -1,4 +1,4 @@
-"""Authentication at the edge: tenant bearer keys and the admin key."""
+"""Authentication at the edge: tenant bearer keys, the admin key and the metrics key."""
 
 from __future__ import annotations
 
@@ -46,5 +46,29 @@ def require_admin(request: Request, admin_key: str | None) -> None:
     token = bearer_token(request)
     if token is None:
         raise AuthenticationFailed("the admin API needs the admin key", code="missing_api_key")
-    if not hmac.compare_digest(token.encode(), admin_key.encode()):
+    if not key_matches(token, admin_key):
         raise AuthenticationFailed("Incorrect admin key provided.")
+
+
+def require_metrics_reader(
+    request: Request, metrics_key: str | None, admin_key: str | None
+) -> None:
+    """/metrics labels usage with tenant names, so it needs the metrics key (what a
+    Prometheus server is given) or the admin key; with neither configured it is closed."""
+    keys = [key for key in (metrics_key, admin_key) if key]
+    if not keys:
+        raise AuthenticationFailed(
+            "/metrics is disabled: set GATEWAY_METRICS_KEY (or GATEWAY_ADMIN_KEY) and scrape "
+            "with 'Authorization: Bearer <key>'", code="metrics_disabled")
+    token = bearer_token(request)
+    if token is None:
+        raise AuthenticationFailed("/metrics needs the metrics key or the admin key",
+                                   code="missing_api_key")
+    # Both keys are compared, whichever matches, so the timing tells nothing about either.
+    if not sum(key_matches(token, key) for key in keys):
+        raise AuthenticationFailed("Incorrect metrics key provided.")
+
+
+def key_matches(token: str, key: str) -> bool:
+    """Constant-time comparison: how long it takes says nothing about how much matched."""
+    return hmac.compare_digest(token.encode(), key.encode())

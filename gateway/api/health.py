@@ -1,5 +1,6 @@
 """Liveness (/healthz, alias /health) and readiness (/readyz, alias /ready: database, Redis,
-policy, engine telemetry, audit writer), plus the Prometheus scrape endpoint."""
+policy, engine telemetry, audit writer), plus the Prometheus scrape endpoint (behind the
+metrics key)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.api.auth import require_metrics_reader
 from gateway.audit.writer import AuditWriter
 from gateway.components import Components
 from gateway.policy.loader import PolicySet
@@ -85,6 +87,11 @@ def audit_check(audit: AuditWriter) -> str:
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(request: Request) -> Response:
+    """Prometheus text. Needs the metrics key or the admin key: the counters are labelled
+    with tenant names, which no tenant may read of another."""
     parts: Components = request.app.state.components
+    metrics_key, admin_key = parts.settings.metrics_key, parts.settings.admin_key
+    require_metrics_reader(request, metrics_key.get_secret_value() if metrics_key else None,
+                           admin_key.get_secret_value() if admin_key else None)
     parts.metrics.audit_backlog.set(parts.audit.backlog)
     return Response(parts.metrics.render(), media_type="text/plain; version=0.0.4")

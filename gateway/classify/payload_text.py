@@ -1,5 +1,8 @@
 """The text of an OpenAI chat payload: every message's content (strings and text parts), legacy
-function calls and tool-call arguments; extracted for scanning, or redacted in a copy.
+function calls and tool-call arguments, and the free-text fields beside the messages that
+also reach the upstream (participant names, predicted output, the end-user identifiers
+`user`, `safety_identifier` and `prompt_cache_key`, and `metadata` values); extracted for
+scanning, or redacted in a copy.
 
 The caller's payload is never mutated: redaction returns a new payload that shares the
 untouched parts (images, tools, sampling parameters) with the original.
@@ -17,34 +20,38 @@ from gateway.types import Payload, SensitiveSpan
 _SEPARATOR = "\n\n"
 
 
+# Top-level strings an OpenAI client sends beside the messages, often an e-mail address or a
+# customer id: OpenAI and other upstreams keep them with the request.
+IDENTITY_FIELDS = ("user", "safety_identifier", "prompt_cache_key")
+
+
 class SpanScanner(Protocol):
-    def scan(self, text: str) -> list[SensitiveSpan]: ...
+    def scan_for_redaction(self, text: str) -> list[SensitiveSpan]: ...
 
 
 def extract_chat_text(payload: Payload) -> str:
-    """All user-supplied text of a chat request, one block per string, for scanning."""
+    """All user-supplied text of a chat request, one block per string, for scanning: the
+    messages first (so their offsets do not depend on the other fields), then the rest."""
     return _SEPARATOR.join(_chat_strings(payload))
 
 
 def redact_chat_payload(payload: Payload, scanner: SpanScanner) -> tuple[Payload, RedactionMap]:
-    """A copy of the payload with every sensitive span in every message replaced by its
-    placeholder; one map (one numbering) for the whole request."""
+    """A copy of the payload with every sensitive span in every message and every free-text
+    field replaced by its placeholder; one map (one numbering) for the whole request.
+    `metadata` keeps its keys (the caller's own names); only the values are redacted."""
     mapping = RedactionMap()
-    messages = payload.get("messages")
-    if not isinstance(messages, list):
-        return payload, mapping
     for text in _chat_strings(payload):
         mapping.reserve(text)
 
     def redact_string(text: str) -> str:
-        spans = scanner.scan(text)
+        spans = scanner.scan_for_redaction(text)
         return redact(text, spans, into=mapping)[0] if spans else text
 
     def redact_arguments(arguments: str) -> str:
         """Tool arguments are JSON. Scanned whole (a key name like "password" is context for
         its value); replaced in place when no span touches a quote or an escape, so the JSON
         stays valid; otherwise each string value is redacted on its own and re-serialised."""
-        spans = scanner.scan(arguments)
+        spans = scanner.scan_for_redaction(arguments)
         if not spans:
             return arguments
         if not any('"' in arguments[x.start:x.end] or "\\" in arguments[x.start:x.end]
@@ -52,13 +59,50 @@ def redact_chat_payload(payload: Payload, scanner: SpanScanner) -> tuple[Payload
             return redact(arguments, spans, into=mapping)[0]
         try:
             parsed = json.loads(arguments)
-        except ValueError:
+            return json.dumps(_redacted_json(parsed, redact_string), ensure_ascii=False)
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than we can walk
             return redact(arguments, spans, into=mapping)[0]
-        return json.dumps(_redacted_json(parsed, redact_string), ensure_ascii=False)
 
     rewrite = _Rewriter(redact_string, redact_arguments)
-    new_messages = [rewrite.message(m) for m in messages]
-    return {**payload, "messages": new_messages}, mapping
+    redacted = dict(payload)
+    messages = payload.get("messages")
+    if isinstance(messages, list):
+        redacted["messages"] = [rewrite.message(m) for m in messages]
+    redacted.update(redact_fields(payload, redact_string))
+    prediction = payload.get("prediction")
+    if isinstance(prediction, dict) and "content" in prediction:
+        redacted["prediction"] = {**prediction,
+                                  "content": rewrite.content(prediction["content"])}
+    return redacted, mapping
+
+
+def field_strings(payload: Payload) -> Iterator[str]:
+    """The identity fields and `metadata` values of any OpenAI request (chat, completions,
+    embeddings): a few short strings, so scanning them costs next to nothing."""
+    for field in IDENTITY_FIELDS:
+        value = payload.get(field)
+        if isinstance(value, str) and value:
+            yield value
+    metadata = payload.get("metadata")
+    if isinstance(metadata, dict):
+        for value in metadata.values():
+            if isinstance(value, str) and value:
+                yield value
+
+
+def redact_fields(payload: Payload, redact_string: Callable[[str], str]) -> dict[str, Any]:
+    """The redacted identity fields and `metadata` (keys kept), to lay over a copy of the
+    payload; only the fields present."""
+    fields: dict[str, Any] = {}
+    for field in IDENTITY_FIELDS:
+        value = payload.get(field)
+        if isinstance(value, str) and value:
+            fields[field] = redact_string(value)
+    metadata = payload.get("metadata")
+    if isinstance(metadata, dict):
+        fields["metadata"] = {k: redact_string(v) if isinstance(v, str) and v else v
+                              for k, v in metadata.items()}
+    return fields
 
 
 def prefix_text(endpoint_is_chat: bool, payload: Payload, chars: int) -> str:
@@ -68,7 +112,7 @@ def prefix_text(endpoint_is_chat: bool, payload: Payload, chars: int) -> str:
         return prompt[:chars] if isinstance(prompt, str) else ""
     parts: list[str] = []
     size = 0
-    for text in _chat_strings(payload):
+    for text in _message_strings(payload):
         parts.append(text[: chars - size])
         size += len(parts[-1])
         if size >= chars:
@@ -77,6 +121,20 @@ def prefix_text(endpoint_is_chat: bool, payload: Payload, chars: int) -> str:
 
 
 def _chat_strings(payload: Payload) -> Iterator[str]:
+    yield from _message_strings(payload)
+    messages = payload.get("messages")
+    for message in messages if isinstance(messages, list) else ():
+        name = message.get("name") if isinstance(message, dict) else None
+        if isinstance(name, str) and name:
+            yield name  # the participant's name, e.g. "marta_kowalczyk"
+    prediction = payload.get("prediction")
+    if isinstance(prediction, dict):
+        yield from _content_strings(prediction.get("content"))
+    yield from field_strings(payload)
+
+
+def _message_strings(payload: Payload) -> Iterator[str]:
+    """What the model reads, in order: content and tool-call arguments."""
     messages = payload.get("messages")
     if not isinstance(messages, list):
         return
@@ -124,11 +182,11 @@ class _Rewriter:
         if not isinstance(message, dict):
             return message
         new = dict(message)
-        content = message.get("content")
-        if isinstance(content, str):
-            new["content"] = self._text(content)
-        elif isinstance(content, list):
-            new["content"] = [self._part(part) for part in content]
+        if "content" in message:
+            new["content"] = self.content(message["content"])
+        name = message.get("name")
+        if isinstance(name, str) and name:
+            new["name"] = self._text(name)
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             new["tool_calls"] = [self._call(call) for call in calls]
@@ -136,6 +194,14 @@ class _Rewriter:
         if isinstance(legacy, dict):
             new["function_call"] = self._function(legacy)
         return new
+
+    def content(self, content: Any) -> Any:
+        """A string or a list of parts (text parts redacted, the others shared)."""
+        if isinstance(content, str):
+            return self._text(content)
+        if isinstance(content, list):
+            return [self._part(part) for part in content]
+        return content
 
     def _part(self, part: Any) -> Any:
         if isinstance(part, dict) and isinstance(part.get("text"), str):
@@ -164,4 +230,7 @@ def _redacted_json(value: Any, redact_string: Callable[[str], str]) -> Any:
     return value
 
 
-__all__: Sequence[str] = ("SpanScanner", "extract_chat_text", "redact_chat_payload")
+__all__: Sequence[str] = (
+    "IDENTITY_FIELDS", "SpanScanner", "extract_chat_text", "field_strings", "redact_chat_payload",
+    "redact_fields",
+)

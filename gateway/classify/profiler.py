@@ -16,7 +16,13 @@ from functools import lru_cache
 from typing import Protocol
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
-from gateway.classify.payload_text import extract_chat_text, prefix_text, redact_chat_payload
+from gateway.classify.payload_text import (
+    extract_chat_text,
+    field_strings,
+    prefix_text,
+    redact_chat_payload,
+    redact_fields,
+)
 from gateway.classify.redaction import RedactionMap, redact
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
@@ -30,7 +36,9 @@ class ComplexityEstimator(Protocol):
 
 
 class SensitivityDetector(Protocol):
-    def scan(self, text: str) -> list[SensitiveSpan]: ...
+    def scan_for_redaction(self, text: str) -> list[SensitiveSpan]:
+        """Findings and reserved stand-ins (flagged), non-overlapping, in text order."""
+        ...
 
 
 # Above this many characters the scan (~0.3 µs per character) runs in the worker processes,
@@ -61,19 +69,28 @@ class RequestClassifier:
     def redact_text(self, text: str) -> str:
         """Free text (an answer, say) with every sensitive span replaced by its placeholder."""
         assert self._sensitivity is not None, "redaction needs a sensitivity detector"
-        return redact(text, self._sensitivity.scan(text))[0]
+        return redact(text, self._sensitivity.scan_for_redaction(text))[0]
 
     def redact(self, request: RouteRequest) -> tuple[Payload, RedactionMap]:
         """The payload with every sensitive span replaced by a typed placeholder."""
         assert self._sensitivity is not None, "redaction needs a sensitivity detector"
+        scanner = self._sensitivity
         if request.endpoint is Endpoint.CHAT:
-            return redact_chat_payload(request.payload, self._sensitivity)
+            return redact_chat_payload(request.payload, scanner)
+        mapping = RedactionMap()
+
+        def redact_string(value: str) -> str:
+            return redact(value, scanner.scan_for_redaction(value), into=mapping)[0]
+
+        payload = dict(request.payload)
         field = "prompt" if request.endpoint is Endpoint.COMPLETIONS else "input"
         value = request.payload.get(field)
-        if not isinstance(value, str):
-            return request.payload, RedactionMap()
-        text, mapping = redact(value, self._sensitivity.scan(value))
-        return {**request.payload, field: text}, mapping
+        if isinstance(value, str):
+            payload[field] = redact_string(value)
+        elif isinstance(value, list):  # a batch of prompts (token-id lists pass unchanged)
+            payload[field] = [redact_string(v) if isinstance(v, str) else v for v in value]
+        payload.update(redact_fields(request.payload, redact_string))
+        return payload, mapping
 
     async def profile(
         self,
@@ -88,20 +105,22 @@ class RequestClassifier:
         if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
             p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
             complexity = Complexity(p, classify(p, complexity_thresholds))
-        spans: tuple[SensitiveSpan, ...] = ()
+        found: list[SensitiveSpan] = []
         if self._sensitivity is not None:
             text = scan_text(request.endpoint, request.payload)
             if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
                 loop = asyncio.get_running_loop()
-                spans = tuple(await loop.run_in_executor(self._executor, scan_in_worker, text))
+                found = await loop.run_in_executor(self._executor, scan_in_worker, text)
             else:
-                spans = tuple(self._sensitivity.scan(text))
+                found = self._sensitivity.scan_for_redaction(text)
+        spans = tuple(s for s in found if not s.reserved)
         return Profile(
             prompt_tokens=count.tokens,
             max_output_tokens=request.max_output_tokens,
             complexity=complexity,
             sensitivity=tuple(sorted({s.category for s in spans})),
             spans=spans,
+            reserved_spans=tuple(s for s in found if s.reserved) if len(spans) < len(found) else (),
             prompt_tokens_exact=count.exact,
             prompt_tokens_max=count.upper_bound,
             affinity_key=affinity_key(request),
@@ -135,15 +154,20 @@ def question_text(endpoint: Endpoint, payload: Payload) -> str:
 
 def scan_text(endpoint: Endpoint, payload: Payload) -> str:
     """Everything that would leave the zone, joined so offsets index one string: for a chat,
-    every message's text and tool-call arguments (the same text redaction rewrites)."""
+    every message's text and tool-call arguments, then the free-text fields beside them
+    (the same text redaction rewrites); otherwise the prompt or input, then `user` and the
+    other identity fields."""
     if endpoint is Endpoint.CHAT:
         return extract_chat_text(payload)
     value = payload.get("prompt" if endpoint is Endpoint.COMPLETIONS else "input")
     if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(v for v in value if isinstance(v, str))
-    return ""
+        text = value
+    elif isinstance(value, list):
+        text = "\n".join(v for v in value if isinstance(v, str))
+    else:
+        text = ""
+    fields = "\n\n".join(field_strings(payload))
+    return f"{text}\n\n{fields}" if fields else text
 
 
 def _text_of(content: object) -> str:
@@ -164,4 +188,4 @@ def _worker_scanner() -> SensitivityScanner:
 
 def scan_in_worker(text: str) -> list[SensitiveSpan]:
     """Module-level so a process pool can run it (with the built-in detectors)."""
-    return _worker_scanner().scan(text)
+    return _worker_scanner().scan_for_redaction(text)

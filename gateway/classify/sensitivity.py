@@ -9,6 +9,10 @@ Span types by category: pii — email, phone, payment_card, iban, us_ssn, ip_add
 date_of_birth, person, street_address; phi — medical_record_number, health_plan_number,
 diagnosis; secret — secret.<format> (secret.aws_access_key, secret.jwt, secret.generic, …);
 tenant detectors — custom.<name> in the category the tenant chose.
+
+Reserved stand-ins (RFC 2606 e-mail domains, published test cards, documented example keys)
+are found too but flagged: routing and the evaluation ignore them, since they identify nobody;
+redaction masks them, since masking costs nothing and guessing wrong would leak.
 """
 
 from __future__ import annotations
@@ -75,8 +79,14 @@ class SensitivityScanner:
         self._custom: tuple[CompiledCustom, ...] = compile_custom(custom)
 
     def scan(self, text: str) -> list[SensitiveSpan]:
-        """Non-overlapping spans in text order; where detectors overlap, the most specific
-        and confident finding is kept."""
+        """The findings that route: non-overlapping spans in text order; where detectors
+        overlap, the most specific and confident finding is kept. Reserved stand-ins are
+        left out."""
+        return [span for span in self.scan_for_redaction(text) if not span.reserved]
+
+    def scan_for_redaction(self, text: str) -> list[SensitiveSpan]:
+        """What `scan` finds plus the reserved stand-ins (flagged `reserved`) in the gaps
+        between them: everything a redacted copy masks."""
         if not text:
             return []
         view = make_view(text)

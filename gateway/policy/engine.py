@@ -149,7 +149,7 @@ def decide(
         predicted_ttft_s=best.ttft_s,
         predicted_total_s=best.total_s,
         objective=rule.objective.name if rule.objective else None,
-        redact=rule.redact and bool(profile.spans),
+        redact=rule.redact and bool(profile.spans or profile.reserved_spans),
         predicted_tpot_s=best.tpot_s,
         spilled=spilled,
         affinity=affinity,

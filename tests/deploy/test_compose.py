@@ -28,13 +28,15 @@ DEV_DEFAULTS = {"POSTGRES_PASSWORD"}
 
 
 def run_compose(
-    *args: str, admin_key: str | None = "test-admin-key"
+    *args: str, admin_key: str | None = "test-admin-key", metrics_key: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     # the stack's own variables only as each test sets them (not the test run's GATEWAY_*)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GATEWAY_", "POSTGRES_", "COMPOSE_", "OTEL_"))}
     if admin_key is not None:
         env["GATEWAY_ADMIN_KEY"] = admin_key
+    if metrics_key is not None:
+        env["GATEWAY_METRICS_KEY"] = metrics_key
     return subprocess.run(
         [tool("docker-compose"), "--project-directory", str(ROOT),
          "-f", str(ROOT / "docker-compose.yml"), *args],
@@ -61,6 +63,15 @@ def test_compose_resolves_the_gateway_environment() -> None:
     resolved = yaml.safe_load(result.stdout)["services"]["gateway"]["environment"]
     assert resolved["GATEWAY_ADMIN_KEY"] == "resolved-key"
     assert resolved["GATEWAY_DATABASE_URL"].startswith("postgresql+asyncpg://gateway:")
+    assert not resolved["GATEWAY_METRICS_KEY"]  # optional: unset, only the admin key reads
+
+
+def test_the_metrics_key_reaches_the_gateway_from_the_environment() -> None:
+    result = run_compose("--profile", "monitoring", "config", metrics_key="scrape-key")
+    assert result.returncode == 0, result.stderr
+    resolved = yaml.safe_load(result.stdout)
+    assert resolved["services"]["gateway"]["environment"]["GATEWAY_METRICS_KEY"] == "scrape-key"
+    assert "scrape-key" not in yaml.safe_dump(resolved["services"]["prometheus"])
 
 
 def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -222,6 +233,33 @@ def test_monitoring_configs_scrape_the_stack(compose: dict[str, Any]) -> None:
         for kind in ("receivers", "processors", "exporters"):
             for component in pipeline[kind]:
                 assert component in collector[kind], component
+
+
+def test_scrapers_read_the_gateway_metrics_key_from_a_secret_file(
+    compose: dict[str, Any],
+) -> None:
+    """/metrics answers only its key: Prometheus and the collector send it from a compose
+    secret (a file outside git), never from a literal in their configuration."""
+    prometheus = load_yaml(ROOT / "deploy" / "prometheus.yml")
+    collector = load_yaml(ROOT / "deploy" / "otel-collector.yaml")
+    jobs = {"prometheus": prometheus["scrape_configs"],
+            "otel-collector": collector["receivers"]["prometheus"]["config"]["scrape_configs"]}
+    for service_name, scrape_configs in jobs.items():
+        (job,) = [j for j in scrape_configs if j["job_name"] == "gateway"]
+        auth = job["authorization"]
+        assert auth["type"] == "Bearer" and "credentials" not in auth, service_name
+        path = Path(auth["credentials_file"])
+        assert path.parent == Path("/run/secrets"), service_name
+        assert path.name in services(compose)[service_name]["secrets"], service_name
+        source = REFERENCE.match(compose["secrets"][path.name]["file"])
+        assert source and source["op"] == ":-", "the file is the operator's to choose"
+        # the default file's folder keeps everything but its own .gitignore out of git
+        folder = (ROOT / source["arg"]).parent
+        patterns = set((folder / ".gitignore").read_text().split())
+        assert folder != ROOT and {"*", "!.gitignore"} <= patterns, (
+            f"{source['arg']} must be git-ignored")
+    assert environment(services(compose)["gateway"])["GATEWAY_METRICS_KEY"].startswith(
+        "${GATEWAY_METRICS_KEY")
 
 
 def test_grafana_provisions_the_dashboard(compose: dict[str, Any]) -> None:

@@ -13,9 +13,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.deploy.conftest import ROOT
-from tests.e2e.conftest import HELLO_BODY, Gateway
+from tests.e2e.conftest import ADMIN_KEY, HELLO_BODY, Gateway
 
 DASHBOARD = ROOT / "deploy" / "grafana" / "gateway-dashboard.json"
+# What Prometheus sends (the e2e gateway has no metrics key of its own; the admin key reads too).
+SCRAPER = {"authorization": f"Bearer {ADMIN_KEY}"}
 # PromQL words that look like metric names: aggregations, functions, keywords
 PROMQL_WORDS = {
     "sum", "min", "max", "avg", "count", "stddev", "stdvar", "topk", "bottomk", "quantile",
@@ -128,7 +130,7 @@ def test_every_dashboard_metric_is_exported(gateway: Gateway, dashboard: dict[st
     with gateway.client() as client:
         for _ in range(2):
             client.chat.completions.create(model="auto", max_tokens=8, **HELLO_BODY)
-    resp = httpx.get(f"{gateway.url}/metrics", timeout=10)
+    resp = httpx.get(f"{gateway.url}/metrics", timeout=10, headers=SCRAPER)
     resp.raise_for_status()
     exported = exported_names(resp.text)
     used = set().union(*(metric_names(e) for e in exprs(dashboard)))
@@ -144,7 +146,7 @@ def test_requests_are_counted_from_the_audit_batches(gateway: Gateway) -> None:
         client.chat.completions.create(model="auto", max_tokens=8, **HELLO_BODY)
     deadline = time.monotonic() + 10
     while True:  # counted when the audit writer drains its batch (every 200 ms at most)
-        text = httpx.get(f"{gateway.url}/metrics", timeout=10).text
+        text = httpx.get(f"{gateway.url}/metrics", timeout=10, headers=SCRAPER).text
         found = re.search(r'^gateway_requests_total\{backend="(sim-[ab])",status="200",'
                           r'tenant="acme"\} (\d+)', text, re.M)
         if found or time.monotonic() > deadline:

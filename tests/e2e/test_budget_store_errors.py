@@ -58,7 +58,8 @@ class BrokenRedisGateway:
 
     def store_errors(self) -> float:
         """gateway_budget_store_errors_total{operation="admit"} from GET /metrics."""
-        text = httpx.get(f"{self.url}/metrics", timeout=5).text
+        text = httpx.get(f"{self.url}/metrics", timeout=5,
+                         headers={"authorization": f"Bearer {ADMIN_KEY}"}).text
         found = re.search(
             r'^gateway_budget_store_errors_total\{operation="admit"\} (\S+)$', text, re.M
         )

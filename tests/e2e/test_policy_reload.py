@@ -55,7 +55,8 @@ def backend_of(r: Reloading) -> str:
 
 def reloads(r: Reloading) -> dict[str, float]:
     out = {}
-    for line in httpx.get(f"{r.url}/metrics").text.splitlines():
+    scraped = httpx.get(f"{r.url}/metrics", headers={"authorization": f"Bearer {ADMIN_KEY}"})
+    for line in scraped.raise_for_status().text.splitlines():
         if line.startswith("gateway_policy_reloads_total{"):
             result = line.split('result="')[1].split('"')[0]
             out[result] = float(line.rsplit(" ", 1)[1])

@@ -125,7 +125,7 @@ def test_the_fleet_view_and_gauges_show_what_was_scraped(rig: Rig) -> None:
     assert fleet["big"]["engine"] == "vllm" and fleet["big"]["circuit"] == "closed"
     assert 0 <= fleet["big"]["scrape_age_s"] < 2  # type: ignore[operator]
     assert fleet["api"]["engine"] is None  # an API has no engine metrics, only measurements
-    text = httpx.get(f"{rig.url}/metrics").text
+    text = httpx.get(f"{rig.url}/metrics", headers=ADMIN).text
     assert f'gateway_backend_kv_capacity_tokens{{backend="small"}} {64 * BLOCK}.0' in text
     assert 'gateway_backend_circuit_state{backend="big",state="closed"} 1.0' in text
 

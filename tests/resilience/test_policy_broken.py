@@ -68,9 +68,14 @@ def sims() -> Iterator[dict[str, ServerThread]]:
             sim.stop()
 
 
+METRICS_KEY = "reload-metrics-key"
+
+
 def rejected(url: str) -> float:
+    scraped = httpx.get(f"{url}/metrics", timeout=5,
+                        headers={"authorization": f"Bearer {METRICS_KEY}"})
     found = re.search(r'^gateway_policy_reloads_total\{result="rejected"\} (\S+)$',
-                      httpx.get(f"{url}/metrics", timeout=5).text, re.M)
+                      scraped.raise_for_status().text, re.M)
     return float(found.group(1)) if found else 0.0
 
 
@@ -92,7 +97,7 @@ def test_broken_policy_files_never_interrupt_serving(
     db_url = f"sqlite+aiosqlite:///{tmp_path}/gw.db"
     key = create_key(db_url, "acme")
     settings = Settings(database_url=db_url, policy_path=path, policy_poll_interval_s=0.05,
-                        audit_spool_dir=tmp_path / "spool")
+                        audit_spool_dir=tmp_path / "spool", metrics_key=METRICS_KEY)
     failures: list[str] = []
     served: list[str] = []
     stop = threading.Event()

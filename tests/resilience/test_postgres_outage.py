@@ -93,8 +93,12 @@ class Traffic:
         return sum(1 for r in self._runs if not r.done())
 
 
+METRICS_KEY = "outage-metrics-key"
+
+
 def metric(url: str, name: str) -> float:
-    text = httpx.get(f"{url}/metrics", timeout=10).text
+    text = httpx.get(f"{url}/metrics", timeout=10,
+                     headers={"authorization": f"Bearer {METRICS_KEY}"}).text
     found = re.search(rf"^{name} (\S+)$", text, re.M)
     assert found, name
     return float(found.group(1))
@@ -127,6 +131,7 @@ def test_a_minute_without_postgres_loses_no_audit_row(
     settings = Settings(
         database_url=db_url,
         audit_spool_dir=tmp_path / "spool",
+        metrics_key=METRICS_KEY,
         # Default key and limits cache TTLs (30 s, 5 s), shorter than the outage: serving
         # goes on from the last known values while the database is away.
         upstream_read_timeout_s=10,

@@ -265,17 +265,22 @@ def fresh(tmp_path: Path) -> Iterator[Rig]:
         away.stop()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: on a redacting route only the message text is redacted; the OpenAI `user` "
-    "and `metadata` fields travel to the external upstream untouched"))
 def test_identifying_fields_outside_the_messages_are_redacted_too(fresh: Rig) -> None:
+    """`user`, `safety_identifier`, `prompt_cache_key` and `metadata` values reach the upstream
+    beside the messages: on a redacting route they go out as placeholders, keys kept."""
     with openai.OpenAI(base_url=f"{fresh.url}/v1", api_key=fresh.keys["plain"],
                        max_retries=0) as client:
         client.chat.completions.create(
             model="away", max_tokens=4, user=PLANTED["email"], store=True,
             metadata={"customer_phone": PLANTED["phone"]},
+            extra_body={"safety_identifier": PLANTED["email"],
+                        "prompt_cache_key": f"card {PLANTED['card']}"},
             messages=[{"role": "user", "content": "Summarise our call notes."}])
-    assert find(PLANTED, {"external upstream": fresh.sent_to(fresh.away)}) == []
+    sent = fresh.sent_to(fresh.away)
+    assert find(PLANTED, {"external upstream": sent}) == []
+    # The positive control: the fields were sent, as placeholders.
+    assert "[EMAIL_1]" in sent and "[PHONE_1]" in sent and "[PAYMENT_CARD_1]" in sent
+    assert "customer_phone" in sent
 
 
 def test_streamed_audit_rows_survive_a_hang_up_at_done(fresh: Rig) -> None:

@@ -25,18 +25,20 @@ from tests.e2e.conftest import create_key
 from tests.support.servers import free_port, serve
 
 BOUNDARY = "configured_upstream_boundary"
-# What the benchmark's specimens are, and why our detectors pass some of them on purpose:
-# each is a reserved or published stand-in that identifies no person and opens no account.
+# The benchmark's specimens that are reserved or published stand-ins, identifying no person
+# and opening no account. The detectors report them as reserved findings
+# (SensitiveSpan.reserved): routing and the sensitivity evaluation ignore them, so a request
+# holding only stand-ins is not "sensitive", but redaction masks them like any finding.
 RESERVED_SPECIMENS = {
-    "EMAIL": "always <8 letters>@example.com: RFC 2606 reserved domains are skipped "
+    "EMAIL": "always <8 letters>@example.com: an RFC 2606 reserved domain "
              "(detectors/contact.py _RESERVED_DOMAIN)",
     "CREDIT_CARD": "drawn from six published test PANs; 4111 1111 1111 1111, 4242 4242 4242 "
-                   "4242 and 5555 5555 5555 4444 have two distinct digits, which "
-                   "validators.is_payment_card rejects as a non-card",
+                   "4242 and 5555 5555 5555 4444 have two distinct digits "
+                   "(validators.is_test_card), the others are valid cards to the detector",
     "AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE, AWS's documentation key: the EXAMPLE suffix "
                          "is a placeholder to secret_values.is_placeholder",
-    "SLACK_TOKEN": "xoxb-00000-00000-EXAMPLENOTAREALTOKEN: not the shape of a Slack token "
-                   "(numeric fields of 8-14 digits, then a 24-34 character secret)",
+    "SLACK_TOKEN": "xoxb-00000-00000-EXAMPLENOTAREALTOKEN: a Slack prefix on a value that says "
+                   "it is an example (secret_values.is_stand_in), not a Slack token's shape",
 }
 
 
@@ -110,20 +112,9 @@ def test_the_benchmark_measured_the_gateway(run: Run) -> None:
     assert failed == [], run.output
 
 
-def test_realistic_specimens_never_reach_the_external_upstream(run: Run) -> None:
-    """The rows whose specimens have the shape of real data (a valid SSN, a GitHub token)
-    are CLEAN, and every leak there is is one of the reserved stand-ins listed above."""
-    rows = run.rows()
-    assert {"SSN", "GITHUB_TOKEN"} <= rows.keys()
-    assert rows["SSN"] == "CLEAN" and rows["GITHUB_TOKEN"] == "CLEAN", run.output
-    unexplained = {kind for kind, verdict in rows.items()
-                   if verdict == "LEAK" and kind not in RESERVED_SPECIMENS}
-    assert unexplained == set(), run.output
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: the benchmark's specimens are reserved stand-ins our detectors skip by design "
-    "(see RESERVED_SPECIMENS): example.com addresses, published test PANs, AWS's EXAMPLE key "
-    "and a Slack-prefixed string that is not a Slack token"))
 def test_every_row_is_clean(run: Run) -> None:
-    assert run.exit_code == 0 and set(run.rows().values()) == {"CLEAN"}, run.output
+    """Realistic specimens (an SSN-shaped number, a GitHub token) and the reserved stand-ins
+    above alike: nothing the benchmark planted reaches the external upstream."""
+    rows = run.rows()
+    assert {"SSN", "GITHUB_TOKEN"} | RESERVED_SPECIMENS.keys() <= rows.keys(), rows
+    assert run.exit_code == 0 and set(rows.values()) == {"CLEAN"}, run.output

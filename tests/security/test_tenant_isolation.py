@@ -24,15 +24,10 @@ from tests.security.routes import Endpoint, endpoints
 
 ALL_ROUTES = endpoints(create_app(Settings(admin_key="x")))
 TENANT_GETS = [e for e in ALL_ROUTES if e.method == "GET" and e.path.startswith("/v1/")]
-# Every other GET a tenant's key (or no key) can reach: health, models, docs, metrics.
-OPEN_GETS = [
-    pytest.param(e, id=e.path, marks=[pytest.mark.xfail(strict=True, reason=(
-        "known gap: /metrics needs no key and labels request, token and cost counters with "
-        "the tenant's name, so anyone who can reach the gateway reads every tenant's usage"))]
-        if e.path == "/metrics" else [])
-    for e in ALL_ROUTES
-    if e.method == "GET" and not e.path.startswith(("/v1/", "/admin"))
-]
+# Every other GET a tenant's key (or no key) can reach: health, models, docs, metrics (whose
+# counters carry tenant names: it answers only the metrics or admin key).
+OPEN_GETS = [pytest.param(e, id=e.path) for e in ALL_ROUTES
+             if e.method == "GET" and not e.path.startswith(("/v1/", "/admin"))]
 
 
 @dataclass(frozen=True)
@@ -189,3 +184,13 @@ def test_routes_outside_v1_tell_a_tenant_nothing_of_another(
         resp = httpx.get(gw.url + path, timeout=10,
                          headers={"authorization": f"Bearer {key}"} if key else {})
         assert_not_b(resp, b, f"GET {path}")
+
+
+def test_metrics_name_tenants_but_only_the_operator_reads_them(
+    gw: Gateway, pair: tuple[Tenant, Tenant]
+) -> None:
+    """The positive control for /metrics above: B's name is in it, for the admin key."""
+    a, b = pair
+    assert get(gw, "/metrics", a.key).status_code == 401
+    resp = get(gw, "/metrics", ADMIN_KEY)
+    assert resp.status_code == 200 and f'tenant="{b.name}"' in resp.text

@@ -15,7 +15,9 @@ from gateway.types import SensitiveSpan
 _LOCAL = re.compile(rb"[A-Za-z0-9._%+'-]{1,64}\Z")
 _DOMAIN = re.compile(rb"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}"
                      rb"(?![A-Za-z0-9-]|\.[A-Za-z0-9])")
-# RFC 2606/6761 reserved names and role mailboxes: addresses that identify no person.
+# RFC 2606/6761 reserved names and role mailboxes: addresses that identify no person. A
+# reserved-domain address is still reported, as a stand-in (routing ignores it, redaction
+# masks it); a role mailbox is a real address and is not reported at all.
 _RESERVED_DOMAIN = re.compile(rb"(?:^|\.)(?:example\.(?:com|org|net)|example|test|invalid|"
                               rb"localhost|local)\Z", re.IGNORECASE)
 _ROLE_LOCALS = frozenset({b"git", b"noreply", b"no-reply", b"donotreply", b"do-not-reply",
@@ -44,10 +46,9 @@ def detect_emails(view: TextView) -> list[SensitiveSpan]:
             while start < at and raw[start] in b".'":
                 start += 1
             ok = start < at and not (start > 0 and raw[start - 1] in b":/")
-            if ok and raw[start:at].lower() not in _ROLE_LOCALS and not _RESERVED_DOMAIN.search(
-                domain.group()
-            ):
-                spans.append(SensitiveSpan("email", "pii", start, domain.end(), 0.95))
+            if ok and raw[start:at].lower() not in _ROLE_LOCALS:
+                reserved = _RESERVED_DOMAIN.search(domain.group()) is not None
+                spans.append(SensitiveSpan("email", "pii", start, domain.end(), 0.95, reserved))
         at = raw.find(b"@", at + 1)
     return spans
 

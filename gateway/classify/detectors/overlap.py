@@ -2,7 +2,8 @@
 
 When detectors disagree about the same characters, the most specific finding wins: a
 validated identifier (checksum, issuer prefix) beats a pattern, a pattern beats a heuristic
-like a name; then the more confident, then the longer span.
+like a name; then the more confident, then the longer span. Reserved stand-ins rank below
+every real finding, so they only fill gaps and never change which real findings are kept.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def resolve(spans: Iterable[SensitiveSpan]) -> list[SensitiveSpan]:
     """Non-overlapping spans in text order; exact duplicates collapse into one."""
     ranked = sorted(
         {s for s in spans if s.end > s.start},
-        key=lambda s: (-specificity(s.type), -s.confidence, s.start - s.end, s.start),
+        key=lambda s: (s.reserved, -specificity(s.type), -s.confidence, s.start - s.end,
+                       s.start),
     )
     starts: list[int] = []  # accepted spans, sorted by start; they never overlap each other
     ends: list[int] = []

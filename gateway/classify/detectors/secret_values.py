@@ -27,6 +27,8 @@ _STOCK_VALUES = frozenset(
     "password passwd pass pwd secret token apikey api_key key test testing demo admin root user "
     "username changeme letmein hunter2 null none true false undefined empty value string".split()
 )
+# Words that mark a documentation or test value: "xoxb-00000-00000-EXAMPLENOTAREALTOKEN".
+_STAND_IN_WORDS = re.compile(r"(?i)example|fake|not_?a?_?real|dummy|sample|placeholder|0{5,}")
 _WORD_CHUNK = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}(?![a-z])")
 
 
@@ -50,6 +52,12 @@ def is_placeholder(value: str) -> bool:
         return True
     most_common = Counter(lowered).most_common(1)[0][1]
     return most_common >= max(4, len(lowered) * 0.5)  # "AKIAZZZZZZZZ", "aaaa1111bbbb"
+
+
+def is_stand_in(value: str) -> bool:
+    """A placeholder, or a value that says it is an example: a documented stand-in for a
+    credential, not one, even when it does not have the credential's shape."""
+    return is_placeholder(value) or _STAND_IN_WORDS.search(value) is not None
 
 
 def looks_like_words(value: str) -> bool:

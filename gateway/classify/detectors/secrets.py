@@ -4,6 +4,8 @@ passwords embedded in URLs.
 Candidates are the token-like runs that contain a digit or start upper-case (two literal-led
 passes over the class map); only the rules whose literal prefix starts a candidate are tried,
 as gitleaks does with its keywords, so the cost does not grow with the number of rules.
+A token with a provider's prefix that is a placeholder or a documented example is reported as
+a reserved stand-in: redaction masks it, routing does not count it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,11 @@ from gateway.classify.detectors.secret_rules import (
     SHAPE_RULES,
     TokenRule,
 )
-from gateway.classify.detectors.secret_values import is_placeholder, shannon_entropy
+from gateway.classify.detectors.secret_values import (
+    is_placeholder,
+    is_stand_in,
+    shannon_entropy,
+)
 from gateway.classify.detectors.textview import TextView
 from gateway.types import SensitiveSpan
 
@@ -70,10 +76,19 @@ def _token_findings(text: str, start: int, end: int) -> list[SensitiveSpan]:
     if slack != -1:
         starts.append(slack)
     for position in starts:
-        for rule in _rules_at(text, position):
+        rules = _rules_at(text, position)
+        shaped = False
+        for rule in rules:
             match = rule.pattern.match(text, position)
-            if match is not None and _credible(rule, match.group()):
-                found.append(_span(rule, match.start(), match.end()))
+            if match is not None:
+                shaped = True
+                # Not credible (a placeholder body, too little entropy): a stand-in.
+                found.append(_span(rule, match.start(), match.end(),
+                                   reserved=not _credible(rule, match.group())))
+        if rules and not shaped:
+            stand_in = _prefixed_stand_in(text, position, end, rules)
+            if stand_in is not None:
+                found.append(stand_in)
     if text.startswith("eyJ", start):
         jwt = _JWT.match(text, start)
         if jwt is not None and _is_jwt(jwt.group()):
@@ -105,8 +120,25 @@ def _credible(rule: TokenRule, value: str) -> bool:
     return shannon_entropy(body) >= rule.min_entropy
 
 
-def _span(rule: TokenRule, start: int, end: int) -> SensitiveSpan:
-    return SensitiveSpan("secret." + rule.name, "secret", start, end, 0.95)
+def _span(rule: TokenRule, start: int, end: int, reserved: bool = False) -> SensitiveSpan:
+    return SensitiveSpan("secret." + rule.name, "secret", start, end, 0.95, reserved)
+
+
+def _prefixed_stand_in(
+    text: str, position: int, end: int, rules: tuple[TokenRule, ...]
+) -> SensitiveSpan | None:
+    """A provider's prefix on a value that says it is an example but lacks the token's
+    shape ("xoxb-00000-00000-EXAMPLENOTAREALTOKEN"). Short prefixes ("AC", "sk-") start
+    too many ordinary words to count."""
+    rule, prefix = max(((r, p) for r in rules for p in r.prefixes
+                        if text.startswith(p, position)), key=lambda found: len(found[1]))
+    stop = end
+    while stop > position and text[stop - 1] in ".-~=":
+        stop -= 1  # sentence punctuation after the token
+    body = text[position + len(prefix):stop]
+    if len(prefix) < 4 or len(body) < 8 or not is_stand_in(body):
+        return None
+    return _span(rule, position, stop, reserved=True)
 
 
 def _is_jwt(token: str) -> bool:
@@ -116,8 +148,8 @@ def _is_jwt(token: str) -> bool:
     try:
         header = json.loads(_b64url(parts[0]))
         payload = json.loads(_b64url(parts[1]))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return False
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
+        return False  # RecursionError: a prompt can nest "[[[[..." past the parser's depth
     return isinstance(header, dict) and isinstance(payload, dict) and bool(
         {"alg", "typ", "kid", "enc"} & header.keys()
     )

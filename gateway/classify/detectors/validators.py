@@ -75,6 +75,17 @@ def is_payment_card(digits: str) -> bool:
     )
 
 
+def is_test_card(digits: str) -> bool:
+    """A published test number (4111 1111 1111 1111, 4242 4242 4242 4242, 5555 5555 5555
+    4444): the shape and checksum of a card, but at most two distinct digits."""
+    return (
+        12 <= len(digits) <= 19
+        and len(set(digits)) <= 2
+        and card_brand_plausible(digits)
+        and luhn_valid(digits)
+    )
+
+
 def iban_valid(compact: str) -> bool:
     """`compact`: upper-case, no spaces. Country length and the ISO 7064 mod-97 check."""
     expected = IBAN_LENGTHS.get(compact[:2])
