@@ -49,12 +49,14 @@ def to_chat_payload(body: Any) -> Payload:
         if body.get(name) is not None:
             payload[name] = body[name]
     if body.get("tools"):
+        if not isinstance(body["tools"], list):
+            raise InvalidRequest("tools: expected an array of tools", param="tools")
         payload["tools"] = [_tool(t, f"tools.{i}") for i, t in enumerate(body["tools"])]
         payload.update(_tool_choice(body.get("tool_choice")))
-    user = (body.get("metadata") or {}).get("user_id")
+    user = _object(body.get("metadata")).get("user_id")
     if isinstance(user, str) and user:
         payload["user"] = user
-    fmt = (body.get("output_config") or {}).get("format")
+    fmt = _object(body.get("output_config")).get("format")
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         payload["response_format"] = {
             "type": "json_schema", "json_schema": {"name": "output", "schema": fmt.get("schema")}}
@@ -69,6 +71,8 @@ def _system(system: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(system, str):
         return [{"role": "system", "content": system}]
+    if not isinstance(system, list):
+        raise InvalidRequest("system: expected a string or text blocks", param="system")
     texts = [b.get("text") for b in system if isinstance(b, dict) and b.get("type") == "text"]
     if not texts or len(texts) != len(system):
         raise InvalidRequest("system: expected a string or text blocks", param="system")
@@ -134,6 +138,9 @@ def _result_text(block: dict[str, Any], where: str) -> str:
     content = block.get("content")
     if content is None or isinstance(content, str):
         return content or ""
+    if not isinstance(content, list):
+        raise InvalidRequest(f"{where}.content: only text tool results are supported",
+                             param=f"{where}.content")
     texts = [b.get("text") or "" for b in content
              if isinstance(b, dict) and b.get("type") == "text"]
     if len(texts) != len(content):
@@ -143,13 +150,18 @@ def _result_text(block: dict[str, Any], where: str) -> str:
 
 
 def _source_url(block: dict[str, Any], where: str) -> str:
-    source = block.get("source") or {}
+    source = _object(block.get("source"))
     if source.get("type") == "base64":
         return f"data:{source.get('media_type')};base64,{source.get('data')}"
     if source.get("type") == "url" and isinstance(source.get("url"), str):
         return str(source["url"])
     raise InvalidRequest(f"{where}: source type {source.get('type')!r} is not supported",
                          param=where)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """An optional JSON object field: absent or of another type reads as empty."""
+    return value if isinstance(value, dict) else {}
 
 
 def _tool(tool: Any, where: str) -> dict[str, Any]:

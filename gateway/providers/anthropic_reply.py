@@ -13,6 +13,7 @@ import orjson
 
 from gateway.errors import GatewayError, UpstreamFailed, UpstreamRejected
 from gateway.providers.anthropic_request import JsonMode
+from gateway.providers.base import MAX_TOKEN_COUNT, token_count
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Usage
 
@@ -40,15 +41,17 @@ _ERROR_TYPES = {
 def finish_reason(stop_reason: str | None, tool_calls: int) -> str:
     if stop_reason == "tool_use" and not tool_calls:
         return "stop"  # only the forced answer tool was called: to the client it is content
-    return FINISH_REASONS.get(stop_reason or "end_turn", "stop")
+    return FINISH_REASONS.get(stop_reason if isinstance(stop_reason, str) else "end_turn",
+                              "stop")
 
 
 def openai_usage(usage: Any) -> dict[str, Any]:
     usage = usage if isinstance(usage, dict) else {}
-    cache_read = int(usage.get("cache_read_input_tokens") or 0)
-    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
-    prompt = int(usage.get("input_tokens") or 0) + cache_read + cache_write
-    completion = int(usage.get("output_tokens") or 0)
+    cache_read = token_count(usage.get("cache_read_input_tokens"))
+    cache_write = token_count(usage.get("cache_creation_input_tokens"))
+    prompt = min(token_count(usage.get("input_tokens")) + cache_read + cache_write,
+                 MAX_TOKEN_COUNT)
+    completion = token_count(usage.get("output_tokens"))
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -78,8 +81,9 @@ def to_chat_completion(
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[dict[str, Any]] = []
-    for block in message.get("content") or ():
-        kind = block.get("type")
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
             texts.append(block.get("text") or "")
         elif kind == "thinking":

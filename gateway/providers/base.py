@@ -14,6 +14,15 @@ from typing import Protocol
 from gateway.errors import GatewayError
 from gateway.types import Backend, Endpoint, Payload, Usage
 
+MAX_TOKEN_COUNT = 2**31 - 1  # audit_log keeps token counts as INTEGER
+
+
+def token_count(value: object) -> int:
+    """A token count an upstream reported. Anything but a plausible non-negative integer (a
+    string, a float, a negative or absurd number) counts as none: it must neither crash the
+    request after the answer arrived nor reach pricing and the audit log."""
+    return value if type(value) is int and 0 <= value <= MAX_TOKEN_COUNT else 0
+
 
 class DispatchError(Exception):
     """A failed upstream call. `retryable`: nothing reached the client and another backend

@@ -15,7 +15,7 @@ from __future__ import annotations
 import orjson
 
 from gateway.errors import GatewayError
-from gateway.providers.base import UpstreamReply
+from gateway.providers.base import UpstreamReply, token_count
 from gateway.providers.event_stream import EventTranslator, UpstreamEventStream
 from gateway.providers.http_pool import (
     SessionPool,
@@ -134,7 +134,7 @@ def usage_from_obj(usage: object) -> Usage | None:
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=int(cached or 0),
+        prompt_tokens=token_count(usage.get("prompt_tokens")),
+        completion_tokens=token_count(usage.get("completion_tokens")),
+        cached_tokens=token_count(cached),
     )

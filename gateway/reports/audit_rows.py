@@ -40,10 +40,13 @@ class Cursor:
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
             ts_us, chain_id, seq = orjson.loads(raw)
-            if not (isinstance(ts_us, int) and isinstance(chain_id, str)
-                    and isinstance(seq, int)):
+            # Exact types and ranges: a bool is no int, and the query needs a datetime and a
+            # BIGINT out of them (an edited cursor must be a 400, not a failed query).
+            if not (type(ts_us) is int and isinstance(chain_id, str) and type(seq) is int
+                    and 0 <= seq < 2**63):
                 raise ValueError(text)
-        except (binascii.Error, orjson.JSONDecodeError, ValueError, TypeError):
+            ts_datetime(ts_us)
+        except (binascii.Error, orjson.JSONDecodeError, ValueError, TypeError, OverflowError):
             raise InvalidRequest("cursor is not one this report handed out",
                                  param="cursor") from None
         return cls(ts_us, chain_id, seq)

@@ -14,6 +14,10 @@ _RELATIVE = re.compile(r"^(\d{1,6})([mhdw])$")
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1),
           "w": timedelta(weeks=1)}
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# What a datetime holds, less room for the default span before `until` and for the rollup
+# reports to widen a range to the end of its last day.
+_EARLIEST = datetime.min.replace(tzinfo=UTC) + DEFAULT_SPAN
+_LATEST = datetime(9999, 12, 31, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,16 @@ def _midnight(day: date) -> datetime:
 def parse_instant(text: str, now: datetime, *, end: bool, param: str) -> datetime:
     """One bound. A bare date is a whole day: as `until` it means the end of that day, so
     `--since 2026-11-01 --until 2026-11-30` covers all of November."""
+    try:
+        moment = _instant(text, now, end=end, param=param)
+    except OverflowError:  # past what a datetime holds: "999999w", or until 9999-12-31
+        raise _invalid(text, param) from None
+    if not _EARLIEST <= moment <= _LATEST:
+        raise _invalid(text, param)
+    return moment
+
+
+def _instant(text: str, now: datetime, *, end: bool, param: str) -> datetime:
     value = text.strip().lower()
     if value == "now":
         return now

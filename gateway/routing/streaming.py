@@ -146,7 +146,10 @@ class _EventMeter:
     def __call__(self, event: bytes) -> bytes | None:
         outcome = self._outcome
         if b'"usage":' in event and b'"usage":null' not in event and b'"usage": null' not in event:
-            obj = orjson.loads(event)
+            try:
+                obj = orjson.loads(event)
+            except orjson.JSONDecodeError:  # an upstream's malformed event: relayed as it came
+                obj = None
             usage = usage_from_obj(obj.get("usage")) if isinstance(obj, dict) else None
             if usage is not None:
                 outcome.usage = usage
