@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 import click
 import uvicorn
 
+from gateway.api.connection_guard import GuardedHttpToolsProtocol
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.settings import Settings
 
@@ -58,7 +59,7 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         port=port,
         workers=workers,
         loop="uvloop",
-        http="httptools",
+        http=GuardedHttpToolsProtocol,  # httptools, with bounds on the header block
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_grace_s,

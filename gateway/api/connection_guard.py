@@ -1,0 +1,94 @@
+"""Bounds on a request's header block, which uvicorn does not set: how long a client may
+take to send it (slowloris) and how large it may grow (httptools buffers a header of any
+size). Plugged into uvicorn as its HTTP protocol class by `gateway serve`.
+
+A client that exceeds either gets an OpenAI-shaped 408 or 431 and the connection closes;
+everything after the headers (bodies, streaming) is left to the app's own limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from gateway.settings import Settings
+
+_REASONS = {408: "Request Timeout", 431: "Request Header Fields Too Large"}
+
+
+@functools.cache
+def header_limits() -> tuple[float, int]:
+    """(seconds to send the headers, largest header block in bytes), read once per worker
+    process: uvicorn builds the protocol itself, in each worker, with no way to pass them."""
+    settings = Settings()
+    return settings.header_timeout_s, settings.max_header_bytes
+
+
+def refusal(status: int, message: str, code: str) -> bytes:
+    body = json.dumps({"error": {"message": message, "type": "invalid_request_error",
+                                 "param": None, "code": code}}).encode()
+    head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
+    return head.encode("ascii") + body
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout_s, self._max_header_bytes = header_limits()
+        self._in_headers = True
+        self._header_bytes = 0
+        self._header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_header_clock()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_header_clock()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_headers:
+            self._header_bytes += len(data)
+        super().data_received(data)
+        # Checked after parsing: a chunk that also completed the headers reset the count.
+        if (self._in_headers and self._header_bytes > self._max_header_bytes
+                and not self.transport.is_closing()):
+            self._refuse(431, f"The request's headers exceed {self._max_header_bytes} bytes.",
+                         "headers_too_large")
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_headers = True
+        self._start_header_clock()  # a kept-alive connection's next request
+
+    def on_headers_complete(self) -> None:
+        self._in_headers = False
+        self._header_bytes = 0
+        self._stop_header_clock()
+        super().on_headers_complete()
+
+    def _start_header_clock(self) -> None:
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_later(self._header_timeout_s, self._too_slow)
+
+    def _stop_header_clock(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _too_slow(self) -> None:
+        self._header_timer = None
+        if self._in_headers and not self.transport.is_closing():
+            self._refuse(408, f"The request's headers took longer than "
+                              f"{self._header_timeout_s:g} s to arrive.", "header_timeout")
+
+    def _refuse(self, status: int, message: str, code: str) -> None:
+        self._stop_header_clock()
+        self.transport.write(refusal(status, message, code))
+        self.transport.close()
