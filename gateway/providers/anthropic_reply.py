@@ -85,9 +85,9 @@ def to_chat_completion(
     for block in content if isinstance(content, list) else ():
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
-            texts.append(block.get("text") or "")
+            texts.append(_string(block.get("text")))
         elif kind == "thinking":
-            reasoning.append(block.get("thinking") or "")
+            reasoning.append(_string(block.get("thinking")))
         elif kind == "tool_use" and json_mode and block.get("name") == json_mode.tool_name:
             texts.append(answer_text(block.get("input"), json_mode))
         elif kind == "tool_use":
@@ -119,6 +119,11 @@ def to_chat_completion(
         "usage": usage,
     }
     return orjson.dumps(body), gateway_usage(usage)
+
+
+def _string(value: Any) -> str:
+    # An upstream that breaks the wire format loses that block, not the whole reply.
+    return value if isinstance(value, str) else ""
 
 
 def anthropic_error(status: int, body: bytes, backend: str) -> tuple[GatewayError, bool]:
