@@ -5,11 +5,16 @@ Postgres, SQLite and JSON alike). Its hash covers every field but itself, serial
 sorted keys, so the same row read back from any of those stores hashes the same. Each writer
 process keeps its own chain (one id per process life), which needs no coordination between
 replicas; the rows of a chain are numbered without gaps.
+
+Every value is made to fit its column before the row is hashed (see `fit_row`): the strings
+come from clients and upstreams, and a value the database refuses would otherwise hold its
+batch, and every batch spooled behind it, out of the log.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import socket
 import time
@@ -18,7 +23,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from sqlalchemy import JSON, BigInteger, Float, Integer, SmallInteger, String
 
+from gateway.db.audit_tables import audit_log
 from gateway.types import AuditEvent
 
 Row = dict[str, Any]
@@ -28,6 +35,20 @@ CHAIN_FIELDS = ("chain_id", "seq", "prev_hash", "row_hash")
 # Opted-in redacted prompt and answer travel with the row (through queue and spool) but are
 # stored in audit_content and are not part of the row's hash.
 CONTENT = "content"
+
+# Postgres refuses NUL in text and json values; U+FFFD says "a character was here".
+NUL, NUL_STANDIN = "\x00", "\ufffd"
+INT64 = (-(2**63), 2**63 - 1)
+_INT_RANGES = {SmallInteger: (-(2**15), 2**15 - 1), Integer: (-(2**31), 2**31 - 1),
+               BigInteger: INT64}
+
+
+# Each audit_log column by what it needs checked: the schema is the one truth.
+_STRINGS = [(c.name, c.type.length) for c in audit_log.columns if isinstance(c.type, String)]
+_INTS = [(c.name, *_INT_RANGES[type(c.type)]) for c in audit_log.columns
+         if type(c.type) in _INT_RANGES]
+_FLOATS = [(c.name, c.nullable) for c in audit_log.columns if isinstance(c.type, Float)]
+_JSONS = [c.name for c in audit_log.columns if isinstance(c.type, JSON)]
 
 
 def new_chain_id() -> str:
@@ -95,9 +116,73 @@ def event_row(event: AuditEvent) -> Row:
         "over_soft_limit": event.over_soft_limit,
         "trace": trace or None,
     }
+    fit_row(row)
     if event.content is not None:
-        row[CONTENT] = {"prompt": event.content.prompt, "response": event.content.response}
+        row[CONTENT] = {"prompt": fit_text(event.content.prompt),
+                        "response": fit_text(event.content.response)}
     return row
+
+
+def fit_row(row: Row) -> Row:
+    """Make every value one the database stores as it is: NULs replaced, strings cut to their
+    column's length (Postgres' bulk insert would cut them silently after hashing: a row that
+    verify would then call altered), integers clamped to the column's range, non-finite floats
+    turned into NULL (or 0.0 where the column needs a value: SQLite stores NaN as NULL)."""
+    # Clean values (nearly all) cost one test each.
+    for name, length in _STRINGS:
+        text = row.get(name)
+        if text.__class__ is str and (len(text) > length or NUL in text or not text.isascii()):
+            row[name] = fit_text(text)[:length]
+    for name, low, high in _INTS:
+        number = row.get(name)
+        if number.__class__ is int and not low <= number <= high:
+            row[name] = min(max(number, low), high)
+    for name, nullable in _FLOATS:
+        real = row.get(name)
+        if real.__class__ is float and not math.isfinite(real):
+            row[name] = None if nullable else 0.0
+    for name in _JSONS:
+        if row.get(name) is not None and not _json_fits(row[name]):
+            row[name] = _fit_json(row[name])
+    return row
+
+
+def _json_fits(value: Any) -> bool:
+    """orjson (the hash, the spool, the json column's text) takes it, and it has no NUL."""
+    try:
+        return b"\\u0000" not in orjson.dumps(value)
+    except TypeError:  # an integer past 64 bits, a lone surrogate, a type it cannot write
+        return False
+
+
+def fit_text(value: str) -> str:
+    """No NUL, and encodable as UTF-8 (a lone surrogate is replaced)."""
+    if NUL in value:
+        value = value.replace(NUL, NUL_STANDIN)
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            value = value.encode(errors="replace").decode()
+    return value
+
+
+def _fit_json(value: Any) -> Any:
+    """Strings as in text columns, integers within 64 bits (orjson's range: the row hash
+    serialises them), non-finite floats as null (what orjson writes for them anyway)."""
+    if isinstance(value, str):
+        return fit_text(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return min(max(value, INT64[0]), INT64[1])
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {fit_text(str(k)): _fit_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fit_json(v) for v in value]
+    return fit_text(str(value))
 
 
 def row_hash(row: Row) -> str:

@@ -28,10 +28,11 @@ import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 import orjson
 
-from gateway.audit.records import Row, from_wire, to_wire
+from gateway.audit.records import CONTENT, Row, from_wire, row_hash, to_wire
 
 log = logging.getLogger("gateway.audit")
 
@@ -72,6 +73,11 @@ class Spool:
     @property
     def pending(self) -> bool:
         return bool(self._segments)
+
+    @property
+    def root(self) -> Path:
+        """The directory every worker's slot is under (the quarantine file lives here too)."""
+        return self._root
 
     async def append(self, rows: list[Row]) -> None:
         """Write and fsync one batch; raises OSError with nothing half-counted."""
@@ -211,9 +217,25 @@ def read_segment(path: Path) -> list[Row]:
         if not line:
             continue
         try:
-            rows.append(from_wire(line))
+            row = from_wire(line)
         except orjson.JSONDecodeError:
+            row = None
+        if not _whole(row):
             # Not a torn tail: the file was damaged after it was written. Say so loudly.
             log.error("audit spool %s: line %d is unreadable and was skipped: %r",
                       path, number, line[:200])
+            continue
+        rows.append(row)
     return rows
+
+
+def _whole(row: object) -> TypeGuard[Row]:
+    """The row as it was written. A damaged row that still parses (a flipped byte in a key or a
+    value) would otherwise fail its insert on every replay and stall the spool for good; its
+    own hash shows any change to the logged fields, and its content (outside the hash) must
+    still have the shape audit_content takes."""
+    if not isinstance(row, dict) or row.get("row_hash") != row_hash(row):
+        return False
+    content = row.get(CONTENT, {"prompt": "", "response": ""})
+    return (isinstance(content, dict) and content.keys() == {"prompt", "response"}
+            and all(isinstance(v, str) for v in content.values()))

@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Table, and_, func, select, true
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.audit.records import Row, from_db, ts_micros
-from gateway.audit.verify import ChainCheck, Head, VerifyReport
+from gateway.audit.verify import ChainCheck, Head, Quarantined, VerifyReport
 from gateway.db.audit_tables import admin_audit, audit_chains, audit_log
 
 ADMIN_CHAIN = "admin"
@@ -26,10 +26,12 @@ PAGE_ROWS = 2_000
 
 async def verify_range(
     engine: AsyncEngine, since: datetime | None, until: datetime | None,
-    *, page_rows: int = PAGE_ROWS,
+    *, page_rows: int = PAGE_ROWS, quarantined: Quarantined | None = None,
 ) -> VerifyReport:
     """Every chain with rows in [since, until) (either end open when None), and every chain
-    whose head moved in that window, checked to its first break."""
+    whose head moved in that window, checked to its first break. Gaps that `quarantined`
+    rows fill exactly are reported as such (see verify.py)."""
+    held = quarantined or {}
     report = VerifyReport()
     heads = await _heads(engine)
     spans = {
@@ -38,7 +40,7 @@ async def verify_range(
     }
     for chain_id, (first, last) in sorted(spans.items()):
         table = admin_audit if chain_id == ADMIN_CHAIN else audit_log
-        check = ChainCheck(chain_id)
+        check = ChainCheck(chain_id, held)
         before = await _neighbour(engine, table, chain_id, first, before=True)
         if before is not None:
             check.check(before, link_only=True)
@@ -59,7 +61,7 @@ async def verify_range(
         table = admin_audit if chain_id == ADMIN_CHAIN else audit_log
         tail = await _tail(engine, table, chain_id)
         if tail is not None:
-            check = ChainCheck(chain_id)
+            check = ChainCheck(chain_id, held)
             check.finish(*tail)
             report.add(check)
     return report

@@ -13,6 +13,10 @@ Replay retries the database with backoff (`retry_min_s` doubling to `retry_max_s
 deletes a spool segment only after its rows are committed. A spool left by an earlier
 process (a crash) is replayed after start.
 
+A batch the database refuses for its data would fail the same way for ever: its good rows
+are stored and each refused one moved to the quarantine file beside the spool, with the alarm
+raised (quarantine.py). Replay does the same, so the spool's head always drains.
+
 If the spool fails too, the rows stay in memory and are retried; the writer raises its alarm
 (`problem`: /ready answers 503, gateway_audit_spool_errors_total, an ERROR log). Events
 beyond `memory_cap` are refused, each counted and logged in full at ERROR. stop() drains
@@ -35,6 +39,7 @@ from typing import Protocol
 import orjson
 
 from gateway.audit.mirror import JsonLinesMirror
+from gateway.audit.quarantine import Quarantine, QuarantineFile, quarantine_path
 from gateway.audit.records import Chain, Row, event_row, new_chain_id
 from gateway.audit.spool import Spool
 from gateway.types import AuditEvent
@@ -64,6 +69,7 @@ class AuditWriter:
         spool: Spool,
         *,
         mirror: JsonLinesMirror | None = None,
+        quarantine: Quarantine | None = None,
         batch_size: int = 500,
         interval_s: float = 0.2,
         insert_timeout_s: float = 5.0,
@@ -78,6 +84,7 @@ class AuditWriter:
         self._sink = sink
         self._spool = spool
         self._mirror = mirror
+        self._quarantine = quarantine or Quarantine(QuarantineFile(quarantine_path(spool.root)))
         self._batch_size = batch_size
         self._interval_s = interval_s
         self._insert_timeout_s = insert_timeout_s
@@ -115,13 +122,14 @@ class AuditWriter:
     @property
     def problem(self) -> str | None:
         """Why audit rows are at risk right now (readiness fails while set)."""
-        return self._alarm
+        return self._alarm or self._quarantine.problem
 
     def numbers(self) -> dict[str, int]:
         """Everything /metrics publishes about the writer."""
         return {**dataclasses.asdict(self.stats), "backlog": self.backlog,
+                "rows_quarantined": self._quarantine.rows,
                 "spool_rows": self._spool.rows, "spool_bytes": self._spool.size,
-                "alarm": int(self._alarm is not None)}
+                "alarm": int(self.problem is not None)}
 
     async def start(self) -> None:
         self._chain = Chain(self._chain_id or new_chain_id())
@@ -206,7 +214,7 @@ class AuditWriter:
 
     async def _store(self, rows: list[Row], deadline: float | None) -> bool:
         if not self._spool.pending and self._db_may_be_tried(deadline):
-            if await self._insert(rows):
+            if await self._insert(rows, deadline):
                 self._alarm = None
                 return True
         try:
@@ -235,7 +243,7 @@ class AuditWriter:
                     self._resume = (segment.path.name, done)
                     return
                 batch = rows[done:done + self._batch_size]
-                if not await self._insert(batch):
+                if not await self._insert(batch, deadline):
                     self._resume = (segment.path.name, done)
                     return
                 done += len(batch)
@@ -243,22 +251,32 @@ class AuditWriter:
             await self._spool.remove(segment)
             log.info("audit spool: replayed %d rows from %s", len(rows), segment.path.name)
 
-    async def _insert(self, rows: list[Row]) -> bool:
+    async def _insert(self, rows: list[Row], deadline: float | None) -> bool:
+        """True once every row is stored or quarantined; False: retry later."""
+        failure = await self._attempt(rows)
+        if failure is not None:
+            failure = await self._quarantine.settle(
+                rows, failure, self._attempt, lambda: self._db_may_be_tried(deadline))
+        if failure is None:
+            return True
+        self.stats.write_failures += 1
+        self._retry_at = self._clock() + self._backoff_s
+        log.warning("audit database write failed (%s: %s); spooling, retry in %.1f s",
+                    type(failure).__name__, failure, self._backoff_s)
+        self._backoff_s = min(self._backoff_s * 2, self._retry_max_s)
+        return False
+
+    async def _attempt(self, rows: list[Row]) -> Exception | None:
         try:
             # A hung database diverts rows to the spool instead of holding them forever.
             # Timed out after a commit, the batch is replayed later and inserts nothing twice.
             async with asyncio.timeout(self._insert_timeout_s):
                 self.stats.rows_written += await self._sink.insert(rows)
-        except Exception as exc:  # any database failure: divert, count, log, retry later
-            self.stats.write_failures += 1
-            self._retry_at = self._clock() + self._backoff_s
-            log.warning("audit database write failed (%s: %s); spooling, retry in %.1f s",
-                        type(exc).__name__, exc, self._backoff_s)
-            self._backoff_s = min(self._backoff_s * 2, self._retry_max_s)
-            return False
+        except Exception as exc:  # sorted by the caller: refused data, or unavailable
+            return exc
         self._backoff_s = self._retry_min_s
         self._retry_at = 0.0
-        return True
+        return None
 
     def _db_may_be_tried(self, deadline: float | None) -> bool:
         now = self._clock()

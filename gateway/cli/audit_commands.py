@@ -1,5 +1,5 @@
-"""`gateway audit verify|prune|partitions`: checking the hash chains, retention, and the
-monthly partitions of the audit log."""
+"""`gateway audit verify|prune|partitions|quarantine`: checking the hash chains, retention,
+the monthly partitions of the audit log, and the rows the database refused."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TypeVar
 
 import click
@@ -21,8 +22,17 @@ from gateway.audit.partitions import (
     list_partitions,
     prune,
 )
+from gateway.audit.quarantine import (
+    Entry,
+    QuarantineFile,
+    quarantine_path,
+    read_quarantine,
+    refusal_message,
+    refused,
+)
 from gateway.audit.records import ts_datetime
-from gateway.audit.verify import Break
+from gateway.audit.repository import AuditRepository
+from gateway.audit.verify import Break, Gap
 from gateway.audit.verify_reading import verify_range
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
@@ -34,6 +44,15 @@ _AGE = re.compile(r"^(\d+)([dw])$")
 DATABASE_URL = click.option(
     "--database-url", default=None, help="default: GATEWAY_DATABASE_URL (or the embedded file)"
 )
+QUARANTINE = click.option(
+    "--quarantine", "quarantine_file", type=click.Path(dir_okay=False, path_type=Path),
+    default=None, help="the quarantine file; default: quarantine.jsonl in the audit spool "
+                       "directory (GATEWAY_AUDIT_SPOOL_DIR)",
+)
+
+
+def _quarantine_file(given: Path | None) -> Path:
+    return given if given is not None else quarantine_path(Settings().spool_dir)
 
 
 def parse_moment(value: str) -> datetime:
@@ -50,7 +69,10 @@ def parse_cutoff(value: str, now: datetime) -> datetime:
     age = _AGE.match(value.strip())
     if age:
         days = int(age[1]) * (7 if age[2] == "w" else 1)
-        return now - timedelta(days=days)
+        try:
+            return now - timedelta(days=days)
+        except OverflowError:  # before year 1: nothing is that old
+            raise click.BadParameter(f"{value!r} reaches back before year 1") from None
     return parse_moment(value)
 
 
@@ -73,6 +95,11 @@ def _when(ts_us: int | None) -> str:
     return "-" if ts_us is None else ts_datetime(ts_us).isoformat()
 
 
+def _gap(gap: Gap, path: Path) -> str:
+    rows = f"seq {gap.first}" if gap.first == gap.last else f"seqs {gap.first}..{gap.last}"
+    return (f"chain {gap.chain_id} {rows}: not in the database: quarantined (see {path})")
+
+
 def describe(broken: Break) -> str:
     request = f" request {broken.request_id}" if broken.request_id else ""
     return (f"chain {broken.chain_id} seq {broken.seq}{request} at {_when(broken.ts_us)}:"
@@ -87,17 +114,30 @@ def audit() -> None:
 @audit.command("verify")
 @click.option("--since", default=None, help="ISO date or date-time (UTC); default: the start")
 @click.option("--until", default=None, help="ISO date or date-time, exclusive; default: now")
+@QUARANTINE
 @DATABASE_URL
-def verify(since: str | None, until: str | None, database_url: str | None) -> None:
+def verify(since: str | None, until: str | None, quarantine_file: Path | None,
+           database_url: str | None) -> None:
     """Check every row's hash and link in a time range, and each chain's end against its
     recorded head. Exits 1 and names the first broken link if anything was altered,
-    deleted or reordered."""
+    deleted or reordered. Rows the database refused leave gaps that the quarantine file
+    fills: those are listed, and the exit status is 3 if they are all that is missing."""
     start = parse_moment(since) if since else None
     end = parse_moment(until) if until else None
-    report = _run(database_url, lambda engine: verify_range(engine, start, end))
+    path = _quarantine_file(quarantine_file)
+    held = {e.key: e.row for e in read_quarantine(path) if e.intact}
+    report = _run(database_url,
+                  lambda engine: verify_range(engine, start, end, quarantined=held))
+    for gap in report.gaps:
+        click.echo(f"quarantined: {_gap(gap, path)}")
     first = report.first
     if first is None:
         click.echo(f"ok: {report.rows} rows in {report.chains} chains verified")
+        if report.gaps:
+            missing = sum(g.last - g.first + 1 for g in report.gaps)
+            click.echo(f"{missing} rows are not in the database but in the quarantine file "
+                       f"{path} (gateway audit quarantine)", err=True)
+            raise SystemExit(3)
         return
     click.echo(f"BROKEN: first broken link: {describe(first)}")
     for other in report.breaks:
@@ -163,6 +203,63 @@ def partitions_command(ensure_ahead: int | None, database_url: str | None) -> No
         click.echo(f"created {name}", err=True)
     for name, bounds, rows in found:
         click.echo(f"{name:<24} {bounds:<26} {rows} rows")
+
+
+@audit.command("quarantine")
+@click.option("--retry", is_flag=True,
+              help="insert the rows still waiting again (once their cause is fixed)")
+@QUARANTINE
+@DATABASE_URL
+def quarantine_command(retry: bool, quarantine_file: Path | None,
+                       database_url: str | None) -> None:
+    """List the audit rows the database refused, kept in the quarantine file beside the
+    spool. --retry inserts those still waiting (exits 1 if any is refused again)."""
+    path = _quarantine_file(quarantine_file)
+    entries = read_quarantine(path)
+    waiting = [e for e in entries if not e.stored]
+    if not retry:
+        for entry in entries:
+            state = "stored" if entry.stored else "waiting"
+            click.echo(f"{state}: {_entry(entry)}: {entry.error}")
+        click.echo(f"{len(waiting)} waiting, {len(entries) - len(waiting)} stored ({path})")
+        return
+    failed = _run(database_url, lambda engine: _retry(engine, path, waiting))
+    for entry in waiting:
+        error = failed.get(entry.key)
+        click.echo(f"refused again: {_entry(entry)}: {error}" if error
+                   else f"stored: {_entry(entry)}")
+    click.echo(f"{len(waiting) - len(failed)} stored, {len(failed)} still waiting ({path})")
+    if failed:
+        raise SystemExit(1)
+
+
+async def _retry(engine: AsyncEngine, path: Path,
+                 waiting: list[Entry]) -> dict[tuple[str, int], str]:
+    """Insert each row on its own (one refusal must not hold the others back); an
+    unavailable database ends the run, keeping what was stored so far."""
+    repository, stored, failed = AuditRepository(engine), [], {}
+    try:
+        for entry in waiting:
+            try:
+                await repository.insert([entry.row])
+            except Exception as exc:
+                if not refused(exc):
+                    raise
+                failed[entry.key] = refusal_message(exc)
+            else:
+                stored.append(entry.key)
+    finally:
+        if stored:
+            await QuarantineFile(path).mark_stored(stored)
+            await AdminLog(engine).record(cli_actor(), "audit.quarantine.retry", str(path), {
+                "stored": [f"{c}:{s}" for c, s in stored]})
+    return failed
+
+
+def _entry(entry: Entry) -> str:
+    row = entry.row
+    return (f"chain {row.get('chain_id')} seq {row.get('seq')} request "
+            f"{row.get('request_id')} at {_when(row.get('ts'))}")
 
 
 def _bounds(start: datetime | None, end: datetime | None) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.audit.records import Chain, event_row
+from gateway.audit.records import Chain, event_row, to_wire
 from gateway.audit.spool import Spool, read_segment
 from tests.support.audit_events import make_event
 
@@ -104,9 +104,10 @@ def test_a_damaged_line_in_the_middle_is_skipped_loudly(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "000000000001.jsonl"
-    path.write_bytes(b'{"seq": 1}\nnot json\n{"seq": 3}\n')
+    first, third = rows(Chain("c"), 2)
+    path.write_bytes(to_wire(first) + b"\nnot json\n" + to_wire(third) + b"\n")
     with caplog.at_level(logging.ERROR, "gateway.audit"):
-        assert read_segment(path) == [{"seq": 1}, {"seq": 3}]
+        assert read_segment(path) == [first, third]
     assert "line 2 is unreadable" in caplog.text
 
 

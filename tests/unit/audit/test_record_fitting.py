@@ -1,0 +1,53 @@
+"""records.fit_row: every value an event can carry becomes one its audit_log column takes
+as it is (so the row hashed is the row stored)."""
+
+from __future__ import annotations
+
+import orjson
+
+from gateway.audit.records import CONTENT, Chain, event_row, fit_text, row_hash
+from gateway.types import AuditContent, Rejection
+from tests.support.audit_events import make_event
+
+
+def test_nul_characters_are_replaced_everywhere_a_string_goes() -> None:
+    row = event_row(make_event(
+        requested_model="gpt\x00", tags=("a\x00", "b"), error_type="bad\x00type",
+        rejected=(Rejection("x\x00", "reason\x00"),), tried=("one\x00", "two"),
+        content=AuditContent(prompt="p\x00", response="r\x00"),
+    ))
+    assert "\x00" not in orjson.dumps(row).decode("unicode_escape")
+    assert row["requested_model"] == "gpt\ufffd" and row["tags"] == "a\ufffd,b"
+    assert row["trace"]["rejected"] == [["x\ufffd", "reason\ufffd"]]
+    assert row[CONTENT] == {"prompt": "p\ufffd", "response": "r\ufffd"}
+
+
+def test_strings_are_cut_to_their_column_and_integers_clamped_to_its_range() -> None:
+    row = event_row(make_event(
+        requested_model="m" * 500, tags=("t" * 300, "u" * 300), status=70_000,
+        max_output_tokens=2**64 - 1, prompt_tokens=-(2**40), cost_micro_usd=2**80,
+    ))
+    assert row["requested_model"] == "m" * 128 and len(row["tags"]) == 400
+    assert row["status"] == 2**15 - 1 and row["max_output_tokens"] == 2**31 - 1
+    assert row["prompt_tokens"] == -(2**31) and row["cost_micro_usd"] == 2**63 - 1
+    Chain("c").link(row)  # hashable: orjson takes every integer left
+    assert row_hash(row) == row["row_hash"]
+
+
+def test_non_finite_floats_become_null_or_zero_where_a_value_is_needed() -> None:
+    row = event_row(make_event(p_strong=float("nan"), ttft_s=float("inf"),
+                               duration_s=float("-inf")))
+    assert row["p_strong"] is None and row["ttft_s"] is None and row["duration_s"] == 0.0
+
+
+def test_a_lone_surrogate_is_replaced_so_the_row_can_be_encoded() -> None:
+    assert fit_text("ok\ud800") == "ok?"
+    assert fit_text("naïve ☃") == "naïve ☃"  # valid text is left alone
+
+
+def test_an_ordinary_event_is_left_as_it_was() -> None:
+    event = make_event(requested_model="auto", tags=("team-a",))
+    row = event_row(event)
+    assert row["requested_model"] == "auto" and row["tags"] == "team-a"
+    assert row["max_output_tokens"] == event.max_output_tokens
+    assert row["p_strong"] == round(event.p_strong or 0, 6)
