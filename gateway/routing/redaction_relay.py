@@ -24,9 +24,7 @@ def restore_body(body: bytes, mapping: RedactionMap) -> bytes:
         return restore(body.decode("utf-8", "replace"), mapping).encode()
     if not isinstance(obj, dict):
         return body
-    for choice in obj.get("choices") or ():
-        if not isinstance(choice, dict):
-            continue
+    for choice in _objects(obj.get("choices")):
         if isinstance(choice.get("text"), str):
             choice["text"] = restore(choice["text"], mapping)
         message = choice.get("message")
@@ -38,10 +36,20 @@ def restore_body(body: bytes, mapping: RedactionMap) -> bytes:
 def _restore_message(message: dict[str, Any], mapping: RedactionMap) -> None:
     if isinstance(message.get("content"), str):
         message["content"] = restore(message["content"], mapping)
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") if isinstance(call, dict) else None
+    for call in _objects(message.get("tool_calls")):
+        function = call.get("function")
         if isinstance(function, dict) and isinstance(function.get("arguments"), str):
             function["arguments"] = restore(function["arguments"], mapping)
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list; anything else an upstream put there holds nothing to restore."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _index(value: Any) -> int:
+    # Keys the per-choice restorers: an upstream's index that is not a number is choice 0.
+    return value if isinstance(value, int) else 0
 
 
 class RestoringStream:
@@ -69,10 +77,8 @@ class RestoringStream:
             return event
         if not isinstance(obj, dict):
             return event
-        for choice in obj.get("choices") or ():
-            if not isinstance(choice, dict):
-                continue
-            index = choice.get("index", 0)
+        for choice in _objects(obj.get("choices")):
+            index = _index(choice.get("index"))
             done = choice.get("finish_reason") is not None
             if isinstance(choice.get("text"), str):
                 choice["text"] = self._feed((index, "text"), choice["text"], done)
@@ -82,10 +88,10 @@ class RestoringStream:
                     text = self._feed((index, "content"), delta.get("content") or "", done)
                     if text or delta.get("content") is not None:
                         delta["content"] = text
-                for call in delta.get("tool_calls") or ():
-                    function = call.get("function") if isinstance(call, dict) else None
+                for call in _objects(delta.get("tool_calls")):
+                    function = call.get("function")
                     if isinstance(function, dict) and isinstance(function.get("arguments"), str):
-                        key = (index, f"tool{call.get('index', 0)}")
+                        key = (index, f"tool{_index(call.get('index'))}")
                         function["arguments"] = self._feed(key, function["arguments"], done)
         return orjson.dumps(obj)
 
