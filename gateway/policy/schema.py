@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, mod
 
 from gateway.policy.rule_schema import RuleSpec
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
+# At most 64 characters: backend names are stored whole in every audit row and rollup.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
 
 
 class Strict(BaseModel):
