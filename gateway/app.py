@@ -20,6 +20,7 @@ import httpx
 from fastapi import FastAPI
 
 from gateway.api import admin, admin_fleet, budgets, health, messages, openai
+from gateway.api.body_gate import BodyGate, ReleaseBodyHolds
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
 from gateway.api.report_page import router as report_page_router
@@ -165,6 +166,7 @@ def create_app(
             budget_store=budget_store,
             limits=limits,
             limits_repo=limits_repo,
+            body_gate=BodyGate(settings.max_inflight_body_bytes),
             redis=redis,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
@@ -240,5 +242,6 @@ def create_app(
     app.include_router(budgets.tenant_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
+    app.add_middleware(ReleaseBodyHolds)
     app.add_middleware(RequestIdMiddleware)
     return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.api.body_gate import BodyGate
 from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
@@ -36,4 +37,5 @@ class Components:
     budget_store: BudgetStore
     limits: LimitsResolver
     limits_repo: LimitsRepository
+    body_gate: BodyGate
     redis: Redis | None = None

@@ -141,6 +141,15 @@ class BudgetStoreUnavailable(GatewayError):
     code = "budget_store_unavailable"
 
 
+class ServerBusy(GatewayError):
+    """This process is at a capacity bound (request bodies being received); retry shortly."""
+
+    status = 503
+    error_type = "service_unavailable"
+    code = "server_busy"
+    should_retry = True
+
+
 class DatabaseUnavailable(GatewayError):
     """The database did not answer, and nothing cached can stand in for what was asked."""
 

@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     # A body not fully received by then is answered 408 (a trickling client holds a slot).
     body_read_timeout_s: float = Field(default=30.0, gt=0)
+    # Bodies being received at once, all requests of the process together (503 beyond).
+    max_inflight_body_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
     log_level: str = "info"
     # On SIGTERM `gateway serve` stops accepting, gives in-flight requests (streams too) this
     # long to finish, then cancels the rest; the lifespan then drains the audit queue.

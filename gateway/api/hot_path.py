@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from gateway.api.body_gate import releasing_holds
 from gateway.api.errors import error_response
 from gateway.api.parsing import new_request_id
 from gateway.errors import GatewayError, InternalError
@@ -45,12 +46,13 @@ class HotPathApp:
         scope["state"] = {"request_id": request_id}
         scope["app"] = self.app  # what request.app resolves to, as under FastAPI
         request = Request(scope, receive, send)
-        try:
-            response = await handler(request)
-        except GatewayError as exc:
-            response = error_response(exc)
-        except Exception:
-            log.exception("unhandled error on %s %s", scope["method"], scope["path"])
-            response = error_response(InternalError("the gateway hit an internal error"))
-        response.raw_headers.append((b"x-request-id", request_id.encode()))
-        await response(scope, receive, send)
+        with releasing_holds():  # the request's body bytes count until its response is over
+            try:
+                response = await handler(request)
+            except GatewayError as exc:
+                response = error_response(exc)
+            except Exception:
+                log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+                response = error_response(InternalError("the gateway hit an internal error"))
+            response.raw_headers.append((b"x-request-id", request_id.encode()))
+            await response(scope, receive, send)

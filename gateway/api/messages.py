@@ -64,7 +64,7 @@ async def _parse(
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     raw = await read_body(request, parts.settings.max_body_bytes,
-                          parts.settings.body_read_timeout_s)
+                          parts.settings.body_read_timeout_s, parts.body_gate)
     try:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:

@@ -38,7 +38,7 @@ async def _route(request: Request, endpoint: Endpoint) -> Response:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     body = await read_body(request, parts.settings.max_body_bytes,
-                           parts.settings.body_read_timeout_s)
+                           parts.settings.body_read_timeout_s, parts.body_gate)
     route_request = parse_route_request(
         body,
         endpoint,

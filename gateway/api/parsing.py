@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
+from gateway.api.body_gate import BodyGate, BodyHold
 from gateway.errors import InvalidRequest, PayloadTooLarge
 from gateway.types import Endpoint, RouteRequest
 
@@ -23,20 +24,27 @@ def new_request_id() -> str:
     return "req_" + secrets.token_hex(12)
 
 
-async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
+async def read_body(request: Request, limit: int, timeout_s: float, gate: BodyGate) -> bytes:
     """The body, refused with a 413 past `limit` bytes (before reading any of it when
-    Content-Length says so) and with a 408 when it has not all arrived within `timeout_s`:
-    the server itself times out only idle connections, so a client trickling its body would
-    otherwise hold a connection and its buffered bytes for ever."""
+    Content-Length says so), with a 408 when it has not all arrived within `timeout_s` (the
+    server itself times out only idle connections, so a client trickling its body would
+    otherwise hold a connection and its buffered bytes for ever), and with a 503 when the
+    bodies held at once would pass the gate's cap. The bytes stay held until the response
+    is over (body_gate.ReleaseBodyHolds)."""
+    hold = gate.hold()
     try:
         async with asyncio.timeout(timeout_s):
-            return await _read_body(request, limit)
+            return await _read_body(request, limit, hold)
     except TimeoutError:
+        hold.release()
         raise InvalidRequest(f"the request body did not arrive within {timeout_s:g} s",
                              status=408, code="request_timeout") from None
+    except BaseException:
+        hold.release()
+        raise
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int, hold: BodyHold) -> bytes:
     length = request.headers.get("content-length")
     if length is not None:
         try:
@@ -47,6 +55,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
             raise PayloadTooLarge(
                 f"request body of {declared} bytes exceeds the {limit}-byte limit"
             )
+        hold.take(declared)
         return await request.body()
     size = 0
     chunks: list[bytes] = []
@@ -54,6 +63,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"request body exceeds the {limit}-byte limit")
+        hold.take(len(chunk))
         chunks.append(chunk)
     return b"".join(chunks)
 

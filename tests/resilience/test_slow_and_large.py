@@ -1,6 +1,7 @@
 """Slow clients and oversized bodies against a real `gateway serve` process: a body trickled
 in is cut off with a 408, an oversized one is refused with a 413 before it is read (declared
-or chunked), and fifty concurrent near-limit bodies keep the process's memory bounded."""
+or chunked), and past the cap on bodies being received at once new bodies get a 503 the SDKs
+retry, so fifty concurrent near-limit bodies keep the process's memory bounded."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.resilience
 
 BODY_TIMEOUT_S = 4.0  # long enough for 50 concurrent 7 MiB uploads on a busy machine
 MAX_BODY = 8 * 1024 * 1024  # the default
+IN_FLIGHT_CAP = 100 * 1024 * 1024  # bodies being received at once, all requests together
 PATH = "/v1/chat/completions"
 
 
@@ -36,7 +38,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process,
         sim.wait_healthy()
         policy.write_text(sims_policy({"sim": sim.port}))
         gw = start_gateway(tmp, policy, db_url, body_read_timeout_s=str(BODY_TIMEOUT_S),
-                           max_body_bytes=str(MAX_BODY))
+                           max_body_bytes=str(MAX_BODY),
+                           max_inflight_body_bytes=str(IN_FLIGHT_CAP))
         yield gw.wait_healthy(timeout_s=60), key
     finally:
         if gw is not None:
@@ -155,13 +158,45 @@ def test_fifty_concurrent_near_limit_bodies_keep_memory_bounded(
     finally:
         done.set()
         sampler.join()
-    # Read in full, then refused on their merit: ~1.8M tokens overflow every context window.
-    assert set(statuses) == {400}, statuses
+    # Read in full, then refused on their merit (~1.8M tokens overflow every context
+    # window), or refused at once while the cap on bodies in flight was reached.
+    assert set(statuses) <= {400, 503} and 400 in statuses, statuses
     grown_mib = (peak_kib - baseline_kib) / 1024
     print(f"RSS {baseline_kib / 1024:.0f} MiB → peak {peak_kib / 1024:.0f} MiB "
-          f"(+{grown_mib:.0f} MiB for 50 × {len(body) / 2**20:.1f} MiB); statuses "
-          f"{sorted(set(statuses))}")
+          f"(+{grown_mib:.0f} MiB for 50 × {len(body) / 2**20:.1f} MiB); "
+          f"{statuses.count(400)} read and refused, {statuses.count(503)} turned away")
     # Bounded by the bytes in flight: each body exists in a few transient forms while it is
     # read, parsed and counted (measured ~1.9x in all), nothing piles up or outlives its
     # request.
-    assert grown_mib < 3 * 50 * len(body) / 2**20
+    assert grown_mib < 3 * min(50 * len(body), IN_FLIGHT_CAP) / 2**20
+
+
+def test_slow_uploads_cannot_hold_more_than_the_cap(gateway: tuple[Process, str]) -> None:
+    """Fourteen 7 MiB uploads trickling in hold 98 of the 100 MiB: the next large body is
+    turned away at once with a 503 (retry-after), a small request is still served, and the
+    slow ones end in their 408s."""
+    gw, key = gateway
+    declared = 7 * 1024 * 1024
+    slow = []
+    try:
+        for _ in range(IN_FLIGHT_CAP // declared):
+            sock = socket.create_connection(("127.0.0.1", gw.port), timeout=10)
+            sock.sendall(head(key, f"content-length: {declared}\r\n") + b'{"model"')
+            slow.append(sock)
+        time.sleep(1.0)  # authenticated, and waiting on their bodies
+        with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as sock:
+            started = time.monotonic()
+            sock.sendall(head(key, f"content-length: {3 * 1024 * 1024}\r\n") + b"{")
+            status, body = status_of(sock)
+            waited_s = time.monotonic() - started
+        assert status == 503, body
+        assert orjson.loads(body)["error"]["code"] == "server_busy"
+        assert waited_s < 1.5, waited_s
+        small = httpx.post(f"{gw.url}{PATH}", timeout=10, json={
+            "model": "auto", "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}]},
+            headers={"authorization": f"Bearer {key}"})
+        assert small.status_code == 200, small.text
+        assert {status_of(sock)[0] for sock in slow} == {408}
+    finally:
+        for sock in slow:
+            sock.close()
