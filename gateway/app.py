@@ -46,7 +46,6 @@ from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
 from gateway.providers.anthropic import AnthropicProvider
 from gateway.providers.azure import AzureDialect
-from gateway.providers.base import Provider
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
@@ -60,6 +59,7 @@ from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.repository import TenantRepository
+from gateway.upstream import Provider
 
 log = logging.getLogger("gateway")
 
@@ -166,7 +166,6 @@ def create_app(
             budget_store=budget_store,
             limits=limits,
             limits_repo=limits_repo,
-            body_gate=BodyGate(settings.max_inflight_body_bytes),
             redis=redis,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
@@ -233,6 +232,7 @@ def create_app(
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     install_error_handlers(app)
+    app.state.body_gate = BodyGate(settings.max_inflight_body_bytes)
     app.include_router(openai.router)
     app.include_router(messages.router)
     app.include_router(admin.router)

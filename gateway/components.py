@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.api.body_gate import BodyGate
 from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
@@ -37,5 +36,4 @@ class Components:
     budget_store: BudgetStore
     limits: LimitsResolver
     limits_repo: LimitsRepository
-    body_gate: BodyGate
     redis: Redis | None = None

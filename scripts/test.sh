@@ -3,7 +3,7 @@
 # On a fresh Debian machine (as root, or with sudo) it installs postgresql and redis-server,
 # the Python environment and vLLM's CPU build with a tiny local model, starts throwaway
 # Postgres, Redis and two vLLM servers (a roomy KV cache and a small one) on 127.0.0.1, runs
-# ruff and pytest, and stops them again.
+# ruff, lint-imports and pytest, and stops them again.
 #
 #   bash scripts/test.sh                 # everything (what CI runs)
 #   bash scripts/test.sh tests/unit -x   # extra arguments go to pytest
@@ -107,6 +107,7 @@ export GATEWAY_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 
 phase "lint"
 .venv/bin/ruff check gateway tests benchmarks migrations scripts
+.venv/bin/lint-imports --no-cache  # the dependency direction of pyproject's [tool.importlinter]
 
 phase "tests"
 .venv/bin/pytest -q -p no:cacheprovider "$@"

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.errors import ServerBusy
@@ -20,6 +21,11 @@ RETRY_AFTER_S = 1
 # The holds of the request being served, set by releasing_holds() around it: the handler
 # runs in that context, so what it appends here is released when the response is over.
 _HOLDS: ContextVar[list[BodyHold] | None] = ContextVar("body_holds", default=None)
+
+
+def body_gate(request: Request) -> BodyGate:
+    """The process's gate, kept beside the app's components (it belongs to the HTTP edge)."""
+    return request.app.state.body_gate  # type: ignore[no-any-return]
 
 
 class BodyGate:

@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
+from gateway.api.body_gate import body_gate
 from gateway.api.messages_reply import error_body, message_id, to_anthropic_message
 from gateway.api.messages_request import to_chat_payload
 from gateway.api.messages_stream import AnthropicEventEncoder, AnthropicStream
@@ -64,7 +65,7 @@ async def _parse(
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     raw = await read_body(request, parts.settings.max_body_bytes,
-                          parts.settings.body_read_timeout_s, parts.body_gate)
+                          parts.settings.body_read_timeout_s, body_gate(request))
     try:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:

@@ -19,6 +19,7 @@ from starlette.types import Receive
 
 from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
+from gateway.api.body_gate import body_gate
 from gateway.api.parsing import parse_route_request, read_body
 from gateway.api.sse_response import SSEResponse
 from gateway.components import Components
@@ -38,7 +39,7 @@ async def _route(request: Request, endpoint: Endpoint) -> Response:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     body = await read_body(request, parts.settings.max_body_bytes,
-                           parts.settings.body_read_timeout_s, parts.body_gate)
+                           parts.settings.body_read_timeout_s, body_gate(request))
     route_request = parse_route_request(
         body,
         endpoint,

@@ -16,10 +16,10 @@ from gateway.errors import InvalidRequest, UpstreamFailed
 from gateway.providers.anthropic_reply import anthropic_error, to_chat_completion
 from gateway.providers.anthropic_request import MessagesRequest, to_messages_request
 from gateway.providers.anthropic_stream import AnthropicStreamTranslator
-from gateway.providers.base import DispatchError, UpstreamReply
 from gateway.providers.event_stream import UpstreamEventStream
 from gateway.providers.http_pool import SessionPool, post_stream, post_whole, upstream_headers
 from gateway.types import Backend, Endpoint, Payload
+from gateway.upstream import DispatchError, UpstreamReply
 
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 

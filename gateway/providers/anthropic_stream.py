@@ -20,7 +20,7 @@ import orjson
 from gateway.errors import UpstreamFailed
 from gateway.providers.anthropic_reply import answer_text, finish_reason, openai_usage
 from gateway.providers.anthropic_request import JsonMode
-from gateway.providers.base import DispatchError
+from gateway.upstream import DispatchError
 
 TEXT, TOOL, ANSWER, THINKING, OTHER = "text", "tool", "answer", "thinking", "other"
 

@@ -1,18 +1,8 @@
-"""The Provider protocol and what a dispatch returns or raises.
-
-A provider speaks one upstream API family. It returns OpenAI-shaped results (bytes for a whole
-response, SSE `data:` payloads for a stream) and raises `DispatchError`, which says whether
-another candidate may be tried.
-"""
+"""What every provider shares: reading the token counts an upstream reports. (The Provider
+protocol and what a dispatch returns or raises are the seam routing and telemetry share too:
+gateway/upstream.py.)"""
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Protocol
-
-from gateway.errors import GatewayError
-from gateway.types import Backend, Endpoint, Payload, Usage
 
 MAX_TOKEN_COUNT = 2**31 - 1  # audit_log keeps token counts as INTEGER
 
@@ -22,46 +12,3 @@ def token_count(value: object) -> int:
     string, a float, a negative or absurd number) counts as none: it must neither crash the
     request after the answer arrived nor reach pricing and the audit log."""
     return value if type(value) is int and 0 <= value <= MAX_TOKEN_COUNT else 0
-
-
-class DispatchError(Exception):
-    """A failed upstream call. `retryable`: nothing reached the client and another backend
-    may succeed (5xx, 429, timeouts, refused connections, a misconfigured backend)."""
-
-    def __init__(self, error: GatewayError, *, retryable: bool, upstream_status: int | None = None):
-        super().__init__(error.message)
-        self.error = error
-        self.retryable = retryable
-        self.upstream_status = upstream_status
-
-
-@dataclass(slots=True)
-class UpstreamReply:
-    """A complete (non-streaming) 2xx response, body passed on as the upstream sent it."""
-
-    body: bytes
-    usage: Usage | None
-    content_type: str = "application/json"
-
-
-class UpstreamStream(Protocol):
-    """An open stream whose first event has already arrived (so failing over is still possible
-    until then). Iterating yields raw SSE data payloads; `[DONE]` is not yielded."""
-
-    first: bytes
-
-    def __aiter__(self) -> AsyncIterator[bytes]: ...
-
-    async def aclose(self) -> None: ...
-
-
-class Provider(Protocol):
-    async def complete(
-        self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
-    ) -> UpstreamReply: ...
-
-    async def stream(
-        self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
-    ) -> UpstreamStream: ...
-
-    async def aclose(self) -> None: ...

@@ -13,10 +13,10 @@ from typing import Protocol
 import aiohttp
 
 from gateway.errors import UpstreamFailed
-from gateway.providers.base import DispatchError
 from gateway.providers.http_pool import TRANSPORT_ERRORS, transport_error
 from gateway.providers.sse import SSESplitter
 from gateway.types import Backend
+from gateway.upstream import DispatchError
 
 DONE = b"[DONE]"
 

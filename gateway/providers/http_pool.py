@@ -15,8 +15,8 @@ from opentelemetry.trace import get_current_span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gateway.errors import GatewayError, UpstreamFailed, UpstreamTimeout
-from gateway.providers.base import DispatchError
 from gateway.types import Backend
+from gateway.upstream import DispatchError
 
 USER_AGENT = "llm-routing-gateway/0.1"
 TRANSPORT_ERRORS = (TimeoutError, aiohttp.ClientError, OSError)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import orjson
 
 from gateway.errors import GatewayError
-from gateway.providers.base import UpstreamReply, token_count
+from gateway.providers.base import token_count
 from gateway.providers.event_stream import EventTranslator, UpstreamEventStream
 from gateway.providers.http_pool import (
     SessionPool,
@@ -26,6 +26,7 @@ from gateway.providers.http_pool import (
 from gateway.providers.openai_hygiene import clean_for_openai, rename_max_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Backend, Endpoint, Payload, Usage
+from gateway.upstream import UpstreamReply
 
 
 class Dialect:

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from gateway.classify.redaction import RedactionMap, StreamRestorer, restore
-from gateway.providers.base import UpstreamStream
+from gateway.upstream import UpstreamStream
 
 
 def restore_body(body: bytes, mapping: RedactionMap) -> bytes:

@@ -21,7 +21,6 @@ from gateway.errors import GatewayError, InternalError
 from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
-from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
 from gateway.routing.budgeting import BudgetGate, worst_case
 from gateway.routing.content_capture import capture
 from gateway.routing.limits import LimitsResolver
@@ -41,6 +40,7 @@ from gateway.types import (
     Usage,
     Zone,
 )
+from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
 
 
 @dataclass(slots=True)

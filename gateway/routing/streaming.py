@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import orjson
 
 from gateway.errors import GatewayError
-from gateway.providers.base import DispatchError, UpstreamStream
 from gateway.providers.openai_compat import usage_from_obj
 from gateway.providers.upstream_errors import parse_error_body
 from gateway.types import Usage
+from gateway.upstream import DispatchError, UpstreamStream
 
 DONE = b"data: [DONE]\n\n"
 CAPTURE_MAX_BYTES = 256 * 1024  # of stream events kept for an opted-in audit record

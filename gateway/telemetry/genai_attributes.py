@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from gateway.errors import GatewayError
-from gateway.providers.base import DispatchError
 from gateway.types import Backend, Endpoint, Profile, RouteDecision, RouteRequest, TenantContext
 from gateway.types import Usage as TokenUsage
+from gateway.upstream import DispatchError
 
 Attributes = dict[str, str | bool | int | float | list[str]]
 

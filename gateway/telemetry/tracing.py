@@ -19,7 +19,6 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gateway.errors import GatewayError
-from gateway.providers.base import Provider
 from gateway.telemetry.genai_attributes import (
     Attributes,
     decision_attributes,
@@ -41,6 +40,7 @@ from gateway.types import (
     TenantContext,
     Usage,
 )
+from gateway.upstream import Provider
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

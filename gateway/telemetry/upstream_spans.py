@@ -10,9 +10,9 @@ from typing import Protocol, TypeVar
 from opentelemetry import context as otel_context
 from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
 
-from gateway.providers.base import DispatchError, Provider, UpstreamReply, UpstreamStream
 from gateway.telemetry.genai_attributes import dispatch_error_type, usage_attributes
 from gateway.types import Backend, Endpoint, Payload
+from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
 
 T = TypeVar("T")
 

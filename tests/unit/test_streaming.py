@@ -5,8 +5,8 @@ from collections.abc import AsyncIterator
 import orjson
 
 from gateway.errors import UpstreamFailed
-from gateway.providers.base import DispatchError
 from gateway.routing.streaming import Relay, StreamOutcome
+from gateway.upstream import DispatchError
 
 
 class ScriptedStream:

@@ -13,7 +13,6 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
 from gateway.errors import NoEligibleBackend, UpstreamFailed, UpstreamTimeout
-from gateway.providers.base import DispatchError
 from gateway.providers.http_pool import upstream_headers
 from gateway.telemetry.genai_attributes import (
     decision_attributes,
@@ -41,6 +40,7 @@ from gateway.types import (
     TenantContext,
     Usage,
 )
+from gateway.upstream import DispatchError
 
 TENANT = TenantContext("t-1", "acme", "k-1")
 VLLM = Backend(name="llama", provider="vllm", base_url="http://10.0.0.7:8000/v1",

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from gateway.providers.anthropic_request import JsonMode
 from gateway.providers.anthropic_stream import AnthropicStreamTranslator
-from gateway.providers.base import DispatchError
 from gateway.providers.sse import SSESplitter
+from gateway.upstream import DispatchError
 
 
 def sse(kind: str, **data: Any) -> bytes:
