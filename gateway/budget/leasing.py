@@ -23,77 +23,21 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from gateway.budget.lease import Lease, LeaseKey, LeaseStats, local_rate
 from gateway.budget.lease_sizing import Demand, LeaseSize, size_lease
 from gateway.budget.limits import (
     Admission,
     AdmitRequest,
     BudgetUnavailable,
-    RateState,
     Reservation,
-    ScopeLimits,
     ScopeUsage,
     reservation_of,
 )
 from gateway.budget.store import BudgetStore
 
 log = logging.getLogger(__name__)
-
-LeaseKey = tuple[str, tuple[ScopeLimits, ...], str, str]  # tenant, scopes, day, month
-
-
-@dataclass(slots=True)
-class _Lease:
-    key: LeaseKey
-    reservation: Reservation
-    rate: RateState | None
-    soft: bool
-    deadline: float  # monotonic; no admission after it
-    usd_left: int
-    tokens_left: int
-    requests_left: int
-    slots_free: int
-    in_flight: int = 0
-    used: int = 0
-    spent_usd: int = 0
-    spent_tokens: int = 0
-    closed: bool = False
-    settling: bool = False
-
-    def fits(self, request: AdmitRequest, now: float) -> bool:
-        return (not self.closed and now < self.deadline and self.requests_left > 0
-                and self.slots_free > 0 and self.usd_left >= request.cost_micro_usd
-                and self.tokens_left >= request.tokens)
-
-    def take(self, request: AdmitRequest) -> None:
-        self.usd_left -= request.cost_micro_usd
-        self.tokens_left -= request.tokens
-        self.requests_left -= 1
-        self.slots_free -= 1
-        self.in_flight += 1
-        self.used += 1
-
-    def give_back(self, held: Reservation, usd: int, tokens: int) -> None:
-        # The worst case held for the request becomes its actual; the rest is free again.
-        self.usd_left += held.cost_micro_usd - usd
-        self.tokens_left += held.tokens - tokens
-        self.spent_usd += usd
-        self.spent_tokens += tokens
-        self.slots_free += 1
-        self.in_flight -= 1
-
-
-@dataclass(slots=True)
-class LeaseStats:
-    """Calls that reached the shared store, against requests admitted locally."""
-
-    admitted: int = 0
-    leases: int = 0
-    settles: int = 0
-
-    def numbers(self) -> dict[str, int]:
-        return {"admitted": self.admitted, "leases": self.leases, "settles": self.settles}
 
 
 class LeasingBudgetStore:
@@ -113,10 +57,10 @@ class LeasingBudgetStore:
         self._max_requests = max_requests
         self._share = share
         self._clock = clock
-        self._open: dict[LeaseKey, _Lease] = {}
-        self._by_request: dict[str, tuple[_Lease, Reservation]] = {}
+        self._open: dict[LeaseKey, Lease] = {}
+        self._by_request: dict[str, tuple[Lease, Reservation]] = {}
         self._demand: dict[LeaseKey, Demand] = {}
-        self._unsettled: list[_Lease] = []  # closed and drained, but the store was down
+        self._unsettled: list[Lease] = []  # closed and drained, but the store was down
         self._settling: set[asyncio.Task[None]] = set()
         self._pending: dict[LeaseKey, asyncio.Future[None]] = {}
         self.stats = LeaseStats()
@@ -144,7 +88,7 @@ class LeasingBudgetStore:
         demand.in_flight(lease.in_flight)
         held = reservation_of(request)
         self._by_request[request.request_id] = (lease, held)
-        return Admission(True, soft_limit=lease.soft, rate=_local_rate(lease), reservation=held)
+        return Admission(True, soft_limit=lease.soft, rate=local_rate(lease), reservation=held)
 
     async def settle(
         self,
@@ -168,7 +112,7 @@ class LeasingBudgetStore:
         for lease in list(self._open.values()):
             if lease.key[0] == tenant_id:
                 self._close(lease)
-        await self._drain()
+        await self._drain(retry=False)  # a store that is down answers the read below anyway
         return await self._shared.usage(tenant_id, scope, day, month)
 
     async def close(self) -> None:
@@ -197,7 +141,7 @@ class LeasingBudgetStore:
 
     async def _lease_for(
         self, request: AdmitRequest, key: LeaseKey, demand: Demand
-    ) -> tuple[Admission, _Lease | None]:
+    ) -> tuple[Admission, Lease | None]:
         """A lease with room for the request. One lease call at a time per key: requests that
         arrive meanwhile wait for its outcome and then fit in it (or fail with it at once when
         the store is down, instead of queueing one timeout after another)."""
@@ -228,7 +172,7 @@ class LeasingBudgetStore:
 
     async def _lease(
         self, request: AdmitRequest, demand: Demand, now: float
-    ) -> tuple[Admission, _Lease | None]:
+    ) -> tuple[Admission, Lease | None]:
         size = size_lease(request, demand, now, self._lease_s, self._max_requests, self._share)
         self.stats.leases += 1
         admission = await self._shared.admit(_lease_request(request, size))
@@ -241,7 +185,7 @@ class LeasingBudgetStore:
             admission = await self._shared.admit(_lease_request(request, size))
         if not admission.admitted or admission.reservation is None:
             return admission, None
-        lease = _Lease(
+        lease = Lease(
             key=(request.tenant_id, request.scopes, request.day, request.month),
             reservation=admission.reservation, rate=admission.rate,
             soft=admission.soft_limit,
@@ -255,7 +199,7 @@ class LeasingBudgetStore:
             lease.closed = True  # a lease of one: settled with its request
         return admission, lease
 
-    def _close(self, lease: _Lease) -> None:
+    def _close(self, lease: Lease) -> None:
         """No more admissions on it; settled (off the request path) once its requests are."""
         lease.closed = True
         if self._open.get(lease.key) is lease:
@@ -266,21 +210,25 @@ class LeasingBudgetStore:
             self._settling.add(task)
             task.add_done_callback(self._settling.discard)
 
-    async def _settle_lease(self, lease: _Lease) -> None:
+    async def _settle_lease(self, lease: Lease) -> None:
         self.stats.settles += 1
         try:
             await self._shared.settle(lease.reservation, lease.spent_usd, lease.spent_tokens,
                                       requests_used=lease.used)
         except BudgetUnavailable as exc:
+            self.stats.settle_failures += 1
             # Settle is idempotent by id: retried by the sweeper until the store is back (or
             # the lease's reservation expires there, which releases what it held).
             log.warning("budget lease %s not settled yet (%s); will retry",
                         lease.reservation.request_id, exc)
             self._unsettled.append(lease)
 
-    async def _drain(self) -> None:
+    async def _drain(self, *, retry: bool = True) -> None:
+        """Wait for the settles under way; with `retry`, try the failed ones once more."""
         if self._settling:
             await asyncio.gather(*self._settling)
+        if not retry:
+            return
         pending, self._unsettled = self._unsettled, []
         for lease in pending:
             await self._settle_lease(lease)
@@ -308,17 +256,3 @@ def _lease_request(request: AdmitRequest, size: LeaseSize) -> AdmitRequest:
     return replace(request, request_id=f"lease:{uuid.uuid4().hex}",
                    cost_micro_usd=size.cost_micro_usd, tokens=size.tokens,
                    requests=size.requests, slots=size.slots)
-
-
-def _local_rate(lease: _Lease) -> RateState | None:
-    """The shared buckets as the lease found them, plus what this replica still holds."""
-    rate = lease.rate
-    if rate is None:
-        return None
-    return replace(
-        rate,
-        remaining_requests=None if rate.remaining_requests is None
-        else rate.remaining_requests + lease.requests_left,
-        remaining_tokens=None if rate.remaining_tokens is None
-        else rate.remaining_tokens + max(0, lease.tokens_left),
-    )

@@ -88,6 +88,8 @@ LEASE_COUNTERS = {
     "leases": ("gateway_budget_leases", "Leases asked of the shared budget store"),
     "settles": ("gateway_budget_lease_settles",
                 "Leases settled in the shared budget store (retries included)"),
+    "settle_failures": ("gateway_budget_lease_settle_failures",
+                        "Lease settles the shared budget store did not take (retried)"),
 }
 
 

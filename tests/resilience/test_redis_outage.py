@@ -9,6 +9,7 @@ tests/e2e/test_budget_store_errors.py; this covers the transitions."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import signal
 import subprocess
@@ -23,6 +24,9 @@ import orjson
 import pytest
 
 from gateway.app import create_app
+from gateway.budget.leasing import LeasingBudgetStore
+from gateway.budget.limits import AdmitRequest, BudgetLimits, ScopeLimits, periods
+from gateway.budget.redis_store import RedisBudgetStore, make_client
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
 from gateway.sim.config import SimConfig
@@ -193,3 +197,45 @@ def test_redis_frozen_then_dead_then_back(tmp_path: Path, redis_server: RedisSer
             assert httpx.get(f"{gw.url}/readyz", timeout=5).status_code == 200
     finally:
         sim.stop()
+
+
+def test_a_lease_settled_while_redis_is_frozen_is_recorded_once_it_is_back(
+    redis_server: RedisServer,
+) -> None:
+    """Requests admitted from a lease keep settling locally while Redis hangs (no request
+    waits on it); the lease's settle fails, is kept, and lands when Redis answers again."""
+
+    async def main() -> None:
+        client = make_client(redis_server.url, timeout_s=0.25)
+        store = LeasingBudgetStore(RedisBudgetStore(client, op_timeout_s=0.5), lease_s=0.5)
+        scope = ScopeLimits("tenant", BudgetLimits(daily_micro_usd=10**9))
+        day, month = periods(time.time())
+
+        def ask(n: int) -> AdmitRequest:
+            return AdmitRequest(f"r{n}", "t-freeze", (scope,), 1000, 10, day, month)
+
+        for n in range(100):  # a busy key: later admissions come from leases
+            admission = await store.admit(ask(n))
+            assert admission.reservation is not None
+            await store.settle(admission.reservation, 600, 6)
+        held = [await store.admit(ask(n)) for n in range(100, 110)]
+        assert store.stats.leases < 30
+        redis_server.signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            for admission in held:
+                assert admission.reservation is not None
+                await store.settle(admission.reservation, 600, 6)
+            assert time.monotonic() - started < 0.1  # nobody waited on the frozen Redis
+            await store.flush(everything=True)  # the lease's own settle times out: kept
+            assert store.stats.settle_failures >= 1
+        finally:
+            redis_server.signal(signal.SIGCONT)
+        await store.flush()
+        usage = await store.usage("t-freeze", "tenant", day, month)
+        assert (usage.spent_day_micro_usd, usage.tokens_day) == (600 * 110, 6 * 110)
+        assert (usage.reserved_micro_usd, usage.in_flight) == (0, 0)
+        await store.close()
+        await client.aclose()
+
+    asyncio.run(main())
