@@ -52,6 +52,17 @@ class RouteRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class TenantDetector:
+    """A tenant's own sensitivity detector from the policy: a regular expression or a list of
+    keywords, flagged as `custom.<name>` in `category` (which rules can match on)."""
+
+    name: str
+    category: str
+    regex: str | None = None
+    words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SensitiveSpan:
     """Where a detector found sensitive data. Offsets only: the value itself is never kept."""
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
+from gateway.classify.detectors.custom import CustomPattern, KeywordList
 from gateway.classify.payload_text import (
     extract_chat_text,
     field_strings,
@@ -26,7 +27,17 @@ from gateway.classify.payload_text import (
 from gateway.classify.redaction import RedactionMap, redact
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
-from gateway.types import Complexity, Endpoint, Payload, Profile, RouteRequest, SensitiveSpan
+from gateway.types import (
+    Complexity,
+    Endpoint,
+    Payload,
+    Profile,
+    RouteRequest,
+    SensitiveSpan,
+    TenantDetector,
+)
+
+TenantDetectors = tuple[TenantDetector, ...]
 
 COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds little signal
 
@@ -66,15 +77,19 @@ class RequestClassifier:
     def can_redact(self) -> bool:
         return self._sensitivity is not None
 
-    def redact_text(self, text: str) -> str:
-        """Free text (an answer, say) with every sensitive span replaced by its placeholder."""
+    def _scanner(self, detectors: TenantDetectors) -> SensitivityDetector:
         assert self._sensitivity is not None, "redaction needs a sensitivity detector"
-        return redact(text, self._sensitivity.scan_for_redaction(text))[0]
+        return tenant_scanner(detectors) if detectors else self._sensitivity
 
-    def redact(self, request: RouteRequest) -> tuple[Payload, RedactionMap]:
+    def redact_text(self, text: str, detectors: TenantDetectors = ()) -> str:
+        """Free text (an answer, say) with every sensitive span replaced by its placeholder."""
+        return redact(text, self._scanner(detectors).scan_for_redaction(text))[0]
+
+    def redact(
+        self, request: RouteRequest, detectors: TenantDetectors = ()
+    ) -> tuple[Payload, RedactionMap]:
         """The payload with every sensitive span replaced by a typed placeholder."""
-        assert self._sensitivity is not None, "redaction needs a sensitivity detector"
-        scanner = self._sensitivity
+        scanner = self._scanner(detectors)
         if request.endpoint is Endpoint.CHAT:
             return redact_chat_payload(request.payload, scanner)
         mapping = RedactionMap()
@@ -97,9 +112,11 @@ class RequestClassifier:
         request: RouteRequest,
         thresholds: Sequence[int] = (),
         complexity_thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
+        detectors: TenantDetectors = (),
     ) -> Profile:
         """`thresholds`: prompt sizes where the route changes (exact counting only matters
-        near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high."""
+        near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
+        `detectors`: the tenant's own, found beside the built-in ones."""
         count = await self._tokens.count(request.endpoint, request.payload, thresholds)
         complexity = None
         if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
@@ -110,9 +127,10 @@ class RequestClassifier:
             text = scan_text(request.endpoint, request.payload)
             if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
                 loop = asyncio.get_running_loop()
-                found = await loop.run_in_executor(self._executor, scan_in_worker, text)
+                found = await loop.run_in_executor(
+                    self._executor, scan_in_worker, text, detectors)
             else:
-                found = self._sensitivity.scan_for_redaction(text)
+                found = self._scanner(detectors).scan_for_redaction(text)
         spans = tuple(s for s in found if not s.reserved)
         return Profile(
             prompt_tokens=count.tokens,
@@ -181,11 +199,17 @@ def _text_of(content: object) -> str:
     return ""
 
 
-@lru_cache(maxsize=1)
-def _worker_scanner() -> SensitivityScanner:
-    return SensitivityScanner()
+@lru_cache(maxsize=256)
+def tenant_scanner(detectors: TenantDetectors) -> SensitivityScanner:
+    """The built-in detectors plus a tenant's own, compiled once per distinct set (policy
+    validation already compiled each regex, so this cannot fail on a loaded policy)."""
+    return SensitivityScanner(tuple(
+        CustomPattern(d.name, d.category, d.regex) if d.regex is not None
+        else KeywordList(d.name, d.category, d.words)
+        for d in detectors
+    ))
 
 
-def scan_in_worker(text: str) -> list[SensitiveSpan]:
-    """Module-level so a process pool can run it (with the built-in detectors)."""
-    return _worker_scanner().scan_for_redaction(text)
+def scan_in_worker(text: str, detectors: TenantDetectors = ()) -> list[SensitiveSpan]:
+    """Module-level so a process pool can run it."""
+    return tenant_scanner(detectors).scan_for_redaction(text)

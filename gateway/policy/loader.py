@@ -25,7 +25,7 @@ from gateway.policy.schema import (
     TenantSpec,
 )
 from gateway.policy.validation import semantic_problems
-from gateway.types import Backend, PricePerMTok, Zone
+from gateway.types import Backend, PricePerMTok, TenantDetector, Zone
 
 # (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
 # a commercial API adds network and queueing.
@@ -77,6 +77,7 @@ class PolicySet:
     telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
     tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)  # budgets and limits
     baseline: Baseline | None = None  # what savings are measured against
+    detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -94,6 +95,10 @@ class PolicySet:
             found = tuple(r for r in self.rules if r.applies_to(model, tenant, endpoint, tags))
             self._applicable[key] = found
         return found
+
+    def tenant_detectors(self, tenant: str) -> tuple[TenantDetector, ...]:
+        """The tenant's own sensitivity detectors (empty for most tenants)."""
+        return self.detectors.get(tenant, ())
 
     def public_models(self) -> list[str]:
         """Names a client may send: virtual pools first, then every backend by name."""
@@ -170,6 +175,11 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
         _baseline(spec, backends),
+        {
+            name: tuple(TenantDetector(d.name, d.category, d.regex, tuple(d.words or ()))
+                        for d in tenant.detectors)
+            for name, tenant in spec.tenants.items() if tenant.detectors
+        },
     )
 
 

@@ -5,6 +5,7 @@ This is what operators write. The loader compiles it into the runtime form (`Pol
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
@@ -180,6 +181,35 @@ class ScopeSpec(Strict):
     limits: LimitsSpec | None = None
 
 
+class TenantDetectorSpec(Strict):
+    """One tenant detector: exactly one of `regex` and `words`."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
+    category: str = Field(
+        pattern=r"^[a-z][a-z0-9_]{0,31}$",
+        description="what rules match on (when: {sensitivity: [...]}); e.g. confidential, "
+        "or pii/secret/phi to join a built-in category",
+    )
+    regex: str | None = Field(default=None, description="Python regular expression")
+    words: list[str] | None = Field(
+        default=None, description="whole words or phrases, matched case-insensitively")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TenantDetectorSpec:
+        if (self.regex is None) == (self.words is None):
+            raise ValueError("give exactly one of regex and words")
+        if self.regex is not None:
+            try:
+                compiled = re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex does not compile: {exc.msg}") from None
+            if compiled.match(""):
+                raise ValueError("regex matches empty text")
+        if self.words is not None and not any(w.strip() for w in self.words):
+            raise ValueError("words is empty")
+        return self
+
+
 class TenantSpec(Strict):
     """Per-tenant settings. Budgets and limits set through the admin API override these."""
 
@@ -199,6 +229,11 @@ class TenantSpec(Strict):
         default="none",
         description="keep prompts and responses with the audit record, sensitive spans "
         "replaced by typed placeholders (off by default: only metadata is recorded)",
+    )
+    detectors: list[TenantDetectorSpec] = Field(
+        default_factory=list,
+        description="the tenant's own sensitivity detectors (project code names, customer "
+        "ids, internal hostnames), found beside the built-in ones on every request",
     )
     on_budget_store_error: Literal["fail_open", "fail_closed"] = Field(
         default="fail_open",

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from gateway.classify.profiler import RequestClassifier, scan_text
-from gateway.types import AuditContent, RouteRequest
+from gateway.types import AuditContent, RouteRequest, TenantDetector
 
 MAX_CHARS = 64 * 1024  # of each of prompt and answer
 TRUNCATED = " […truncated]"
@@ -21,11 +21,12 @@ async def capture(
     request: RouteRequest,
     body: bytes | None,
     events: list[bytes] | None,
+    detectors: tuple[TenantDetector, ...] = (),
 ) -> AuditContent | None:
     if not classifier.can_redact:
         return None
     # Scanning is ~0.3 µs a character: off the event loop, whatever the size.
-    return await asyncio.to_thread(_build, classifier, request, body, events)
+    return await asyncio.to_thread(_build, classifier, request, body, events, detectors)
 
 
 def _build(
@@ -33,11 +34,12 @@ def _build(
     request: RouteRequest,
     body: bytes | None,
     events: list[bytes] | None,
+    detectors: tuple[TenantDetector, ...],
 ) -> AuditContent:
-    payload, _ = classifier.redact(request)
+    payload, _ = classifier.redact(request, detectors)
     prompt = _bounded(scan_text(request.endpoint, payload))
     answer = _answer_text(body) if body is not None else _streamed_text(events or [])
-    return AuditContent(prompt, classifier.redact_text(_bounded(answer)))
+    return AuditContent(prompt, classifier.redact_text(_bounded(answer), detectors))
 
 
 def _bounded(text: str) -> str:

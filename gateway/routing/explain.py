@@ -24,7 +24,8 @@ async def explain(
     fleet: FleetSnapshot | None = None,
 ) -> dict[str, Any]:
     profile = await classifier.profile(
-        request, policy.token_thresholds(request.model, request.max_output_tokens)
+        request, policy.token_thresholds(request.model, request.max_output_tokens),
+        detectors=policy.tenant_detectors(tenant.tenant_name),
     )
     out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
                            "profile": describe_profile(profile)}

@@ -86,8 +86,10 @@ class RoutingService:
         trace = RequestTrace(time.perf_counter(), spans=spans)
         reservation: Reservation | None = None
         policy = self._policy.current  # one policy for the whole request, even across a reload
+        trace.detectors = policy.tenant_detectors(tenant.tenant_name)
         profile = trace.spans.classified(await self._classifier.profile(  # 1 classify
-            request, policy.token_thresholds(request.model, request.max_output_tokens)
+            request, policy.token_thresholds(request.model, request.max_output_tokens),
+            detectors=trace.detectors,
         ))
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
@@ -222,7 +224,7 @@ class RoutingService:
         if decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED:
             return request.payload, None
         if trace.redacted is None:
-            trace.redacted = self._classifier.redact(request)
+            trace.redacted = self._classifier.redact(request, trace.detectors)
         return trace.redacted
 
     def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
@@ -282,7 +284,7 @@ class RoutingService:
             await self._budget.settle(reservation, cost, usage.total_tokens)
         baseline = self._policy.current.baseline
         content = (
-            await capture(self._classifier, request, body, events)
+            await capture(self._classifier, request, body, events, trace.detectors)
             if trace.capture and backend is not None else None
         )
         self._audit.record(audit_event(

@@ -21,6 +21,7 @@ from gateway.types import (
     RouteRequest,
     TelemetryNote,
     TenantContext,
+    TenantDetector,
     Usage,
 )
 
@@ -38,6 +39,7 @@ class RequestTrace:
     unmetered: bool = False  # admitted without the budget store (it was down; fail open)
     errors: list[str] = field(default_factory=list)
     redacted: tuple[Payload, RedactionMap] | None = None
+    detectors: tuple[TenantDetector, ...] = ()  # the tenant's own, from the policy
     snapshot: FleetSnapshot | None = None  # the fleet as decide() saw it
     tried: list[str] = field(default_factory=list)  # backends attempted, in order
     over_soft_limit: bool = False
