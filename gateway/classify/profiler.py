@@ -117,20 +117,28 @@ class RequestClassifier:
         """`thresholds`: prompt sizes where the route changes (exact counting only matters
         near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
         `detectors`: the tenant's own, found beside the built-in ones."""
-        count = await self._tokens.count(request.endpoint, request.payload, thresholds)
+        text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
+        scanning: asyncio.Future[list[SensitiveSpan]] | None = None
+        if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
+            # A long prompt's scan goes to a worker first, so it runs while the token count
+            # (split across the other workers) does: the two take about as long each.
+            scanning = asyncio.get_running_loop().run_in_executor(
+                self._executor, scan_in_worker, text, detectors)
+        try:
+            count = await self._tokens.count(request.endpoint, request.payload, thresholds)
+        except BaseException:
+            if scanning is not None:
+                scanning.add_done_callback(_retrieve)  # nobody awaits it now
+            raise
         complexity = None
         if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
             p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
             complexity = Complexity(p, classify(p, complexity_thresholds))
         found: list[SensitiveSpan] = []
-        if self._sensitivity is not None:
-            text = scan_text(request.endpoint, request.payload)
-            if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
-                loop = asyncio.get_running_loop()
-                found = await loop.run_in_executor(
-                    self._executor, scan_in_worker, text, detectors)
-            else:
-                found = self._scanner(detectors).scan_for_redaction(text)
+        if scanning is not None:
+            found = await scanning
+        elif self._sensitivity is not None:
+            found = self._scanner(detectors).scan_for_redaction(text)
         spans = tuple(s for s in found if not s.reserved)
         return Profile(
             prompt_tokens=count.tokens,
@@ -143,6 +151,11 @@ class RequestClassifier:
             prompt_tokens_max=count.upper_bound,
             affinity_key=affinity_key(request),
         )
+
+
+def _retrieve(future: asyncio.Future[list[SensitiveSpan]]) -> None:
+    if not future.cancelled():
+        future.exception()  # retrieved, so an abandoned scan's failure is not logged as lost
 
 
 def affinity_key(request: RouteRequest) -> bytes | None:
