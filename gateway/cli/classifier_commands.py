@@ -96,6 +96,38 @@ def evaluate(data_root: Path, model_path: Path) -> None:
     _print_table(_evaluate(model, split))
 
 
+@classifier.command("crossval")
+@click.option("--data", "data_root", required=True, type=click.Path(path_type=Path),
+              help="data root holding routing/routellm_mmlu_gsm8k.jsonl")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(2, 50),
+              help="held-out splits to train and evaluate, seeds 0..N-1")
+def crossval(data_root: Path, seeds: int) -> None:
+    """APGR over several held-out splits (each holding out different MMLU subjects), so one
+    lucky or unlucky choice of subjects cannot decide the verdict. The model shipped is the
+    seed-0 one; nothing is written here."""
+    outcomes = _load_or_exit(data_root)
+    results: dict[tuple[str, str], list[float]] = {}
+    click.echo(f"{'seed':>4} {'data':16} {'complexity':>10} {'length':>8}")
+    for seed in range(seeds):
+        config = TrainConfig(seed=seed)
+        split = split_outcomes(outcomes, config)
+        model = ComplexityModel.from_document(train_model(split.train, config))
+        table = _evaluate(model, split)
+        for dataset in ("MMLU held-out", "GSM8K held-out"):
+            apgr = {r.router: r.report.apgr for r in table if r.dataset == dataset}
+            for router in ("complexity", "length"):
+                results.setdefault((dataset, router), []).append(apgr[router])
+            click.echo(f"{seed:4} {dataset:16} {apgr['complexity']:10.3f}"
+                       f" {apgr['length']:8.3f}")
+    click.echo(f"\nmean ± sd over {seeds} splits")
+    for dataset in ("MMLU held-out", "GSM8K held-out"):
+        ours, length = results[(dataset, "complexity")], results[(dataset, "length")]
+        wins = sum(o > n for o, n in zip(ours, length, strict=True))
+        click.echo(f"{dataset:16} complexity {np.mean(ours):.3f} ± {np.std(ours):.3f}"
+                   f"   length {np.mean(length):.3f} ± {np.std(length):.3f}"
+                   f"   complexity ahead on {wins}/{seeds}")
+
+
 def _load_or_exit(data_root: Path) -> list[Outcome]:
     try:
         return load_outcomes(data_root)
