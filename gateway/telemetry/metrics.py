@@ -46,12 +46,12 @@ class GatewayMetrics:
 
     def watch_audit(self, read: Callable[[], Mapping[str, int]]) -> None:
         """Publish the audit writer's counters and spool depth (read when scraped)."""
-        self.registry.register(AuditCollector(read))
+        self.registry.register(NumbersCollector(read, AUDIT_COUNTERS, AUDIT_GAUGES))
 
     def watch_budget_leases(self, read: Callable[[], Mapping[str, int]]) -> None:
         """Publish how many requests were admitted locally against how many calls reached
         the shared budget store (read when scraped)."""
-        self.registry.register(CountersCollector(read, LEASE_COUNTERS))
+        self.registry.register(NumbersCollector(read, LEASE_COUNTERS))
 
     def policy_reloaded(self, ok: bool) -> None:
         self.policy_reloads.labels(result="ok" if ok else "rejected").inc()
@@ -93,24 +93,17 @@ LEASE_COUNTERS = {
 }
 
 
-class CountersCollector(Collector):
+class NumbersCollector(Collector):
+    """Counters and gauges read from one snapshot of numbers when /metrics is scraped."""
+
     def __init__(self, read: Callable[[], Mapping[str, int]],
-                 names: Mapping[str, tuple[str, str]]) -> None:
-        self._read, self._names = read, names
+                 counters: Mapping[str, tuple[str, str]],
+                 gauges: Mapping[str, tuple[str, str]] | None = None) -> None:
+        self._read, self._counters, self._gauges = read, counters, gauges or {}
 
     def collect(self) -> Iterator[Metric]:
         numbers = self._read()
-        for key, (name, doc) in self._names.items():
+        for key, (name, doc) in self._counters.items():
             yield CounterMetricFamily(name, doc, value=numbers[key])
-
-
-class AuditCollector(Collector):
-    def __init__(self, read: Callable[[], Mapping[str, int]]) -> None:
-        self._read = read
-
-    def collect(self) -> Iterator[Metric]:
-        numbers = self._read()
-        for key, (name, doc) in AUDIT_COUNTERS.items():
-            yield CounterMetricFamily(name, doc, value=numbers[key])
-        for key, (name, doc) in AUDIT_GAUGES.items():
+        for key, (name, doc) in self._gauges.items():
             yield GaugeMetricFamily(name, doc, value=numbers[key])

@@ -8,10 +8,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
+from tests.e2e.conftest import create_key
 from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,3 +106,23 @@ def sims_policy(ports: dict[str, int], *, extra: str = "") -> str:
     )
     return (f"version: 1\nbackends:\n{backends}"
             f"models:\n  auto: [{', '.join(ports)}]\n{extra}")
+
+
+@contextmanager
+def gateway_before_one_sim(tmp: Path, **env: str) -> Iterator[tuple[Process, str]]:
+    """A `gateway serve` process (settings from `env`) in front of one fast simulated engine,
+    with a key of tenant "acme"; both stopped on exit."""
+    sim = start_sim(tmp, "sim", time_scale=0.05)
+    db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
+    key = create_key(db_url, "acme")
+    policy = tmp / "policy.yaml"
+    gw: Process | None = None
+    try:
+        sim.wait_healthy()
+        policy.write_text(sims_policy({"sim": sim.port}))
+        gw = start_gateway(tmp, policy, db_url, **env)
+        yield gw.wait_healthy(timeout_s=60), key
+    finally:
+        if gw is not None:
+            gw.stop()
+        sim.stop()

@@ -15,8 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.e2e.conftest import create_key
-from tests.resilience.processes import Process, sims_policy, start_gateway, start_sim
+from tests.resilience.processes import Process, gateway_before_one_sim
 
 pytestmark = pytest.mark.resilience
 
@@ -28,23 +27,11 @@ PATH = "/v1/chat/completions"
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process, str]]:
-    tmp = tmp_path_factory.mktemp("slow")
-    sim = start_sim(tmp, "sim", time_scale=0.05)
-    db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
-    key = create_key(db_url, "acme")
-    policy = tmp / "policy.yaml"
-    gw: Process | None = None
-    try:
-        sim.wait_healthy()
-        policy.write_text(sims_policy({"sim": sim.port}))
-        gw = start_gateway(tmp, policy, db_url, body_read_timeout_s=str(BODY_TIMEOUT_S),
-                           max_body_bytes=str(MAX_BODY),
-                           max_inflight_body_bytes=str(IN_FLIGHT_CAP))
-        yield gw.wait_healthy(timeout_s=60), key
-    finally:
-        if gw is not None:
-            gw.stop()
-        sim.stop()
+    with gateway_before_one_sim(tmp_path_factory.mktemp("slow"),
+                                body_read_timeout_s=str(BODY_TIMEOUT_S),
+                                        max_body_bytes=str(MAX_BODY),
+                                        max_inflight_body_bytes=str(IN_FLIGHT_CAP)) as running:
+        yield running
 
 
 def head(key: str, extra: str) -> bytes:

@@ -14,8 +14,7 @@ from collections.abc import Iterator
 import openai
 import pytest
 
-from tests.e2e.conftest import create_key
-from tests.resilience.processes import Process, sims_policy, start_gateway, start_sim
+from tests.resilience.processes import Process, gateway_before_one_sim
 
 pytestmark = pytest.mark.resilience
 
@@ -27,22 +26,10 @@ MAX_HEADER_BYTES = 32768
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process, str]]:
-    tmp = tmp_path_factory.mktemp("slow-headers")
-    sim = start_sim(tmp, "sim", time_scale=0.05)
-    db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
-    key = create_key(db_url, "acme")
-    policy = tmp / "policy.yaml"
-    gw: Process | None = None
-    try:
-        sim.wait_healthy()
-        policy.write_text(sims_policy({"sim": sim.port}))
-        gw = start_gateway(tmp, policy, db_url, header_timeout_s=str(HEADER_TIMEOUT_S),
-                           max_header_bytes=str(MAX_HEADER_BYTES))
-        yield gw.wait_healthy(timeout_s=60), key
-    finally:
-        if gw is not None:
-            gw.stop()
-        sim.stop()
+    with gateway_before_one_sim(tmp_path_factory.mktemp("slow-headers"),
+                                header_timeout_s=str(HEADER_TIMEOUT_S),
+                                        max_header_bytes=str(MAX_HEADER_BYTES)) as running:
+        yield running
 
 
 def open_slow(port: int, n: int) -> socket.socket:
