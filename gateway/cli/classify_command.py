@@ -4,7 +4,8 @@ Input lines are `{"prompt": str}` or `{"messages": [...]}` (a chat). Output line
 `{"prompt_tokens", "complexity": {"p_strong", "class"}, "sensitivity": {"categories",
 "spans": [{"type", "start", "end", "confidence"}]}}`. Evaluation tools depend on this shape:
 keep it stable. Span offsets index the prompt, or for a chat the message texts joined with
-newlines. Token counts are exact (o200k).
+newlines. Token counts are exact (o200k). `--policy P --tenant T` adds that tenant's own
+detectors from the policy, as the gateway does for its requests.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import IO
 import click
 import orjson
 
-from gateway.types import Endpoint, RouteRequest
+from gateway.types import Endpoint, RouteRequest, TenantDetector
 
 FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 
@@ -26,15 +27,21 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 @click.argument("source", type=click.Path(path_type=Path, allow_dash=True))
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="write here instead of stdout")
-def classify_command(source: Path, output: Path | None) -> None:
+@click.option("--policy", "policy_path", type=click.Path(path_type=Path, exists=True),
+              default=None, help="with --tenant: the policy declaring the tenant's detectors")
+@click.option("--tenant", default=None, help="apply this tenant's own detectors too")
+def classify_command(
+    source: Path, output: Path | None, policy_path: Path | None, tenant: str | None
+) -> None:
     """Classify each prompt of a JSONL file: tokens, complexity, sensitivity."""
     from gateway.classify.standard import standard_classifier
 
+    detectors = _tenant_detectors(policy_path, tenant)
     classifier = standard_classifier()
     text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
     out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
     try:
-        asyncio.run(_run(classifier, text_in, out))
+        asyncio.run(_run(classifier, text_in, out, detectors))
     finally:
         if output is not None:
             out.close()
@@ -42,12 +49,32 @@ def classify_command(source: Path, output: Path | None) -> None:
             text_in.close()
 
 
-async def _run(classifier, lines: IO[str], out: IO[bytes]) -> None:  # type: ignore[no-untyped-def]
+def _tenant_detectors(
+    policy_path: Path | None, tenant: str | None
+) -> tuple[TenantDetector, ...]:
+    if (policy_path is None) != (tenant is None):
+        raise click.UsageError("--policy and --tenant go together")
+    if policy_path is None or tenant is None:
+        return ()
+    from gateway.policy.loader import PolicyError, load_policy
+
+    try:
+        policy = load_policy(policy_path)
+    except PolicyError as exc:
+        raise click.ClickException(f"the policy does not validate:\n{exc}") from None
+    if tenant not in policy.tenant_specs:
+        raise click.ClickException(f"the policy has no tenant {tenant!r}")
+    return policy.tenant_detectors(tenant)
+
+
+async def _run(  # type: ignore[no-untyped-def]
+    classifier, lines: IO[str], out: IO[bytes], detectors: tuple[TenantDetector, ...]
+) -> None:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         request = _request(line, number)
-        profile = await classifier.profile(request, FORCE_EXACT)
+        profile = await classifier.profile(request, FORCE_EXACT, detectors=detectors)
         complexity = profile.complexity
         out.write(orjson.dumps({
             "prompt_tokens": profile.prompt_tokens,
