@@ -58,7 +58,7 @@ class Engine:
             self.stop.wait(0.05)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # a fresh gateway per attempt: a rerun must start its round robin at zero
 def gateway_url(vllm_url: str, vllm_small_url: str,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     tmp: Path = tmp_path_factory.mktemp("vllm-routing")
@@ -129,6 +129,10 @@ def wait_until_scraped(gateway: tuple[str, str]) -> None:
     raise AssertionError(f"the gateway never saw both engines idle: {fleet}")
 
 
+# Two CPU inference engines and the gateway share two cores here: a burst that meets a
+# scrape timed out or a starved engine can route or time out differently, once. A regression
+# fails every attempt.
+@pytest.mark.flaky(reruns=2, reruns_delay=10)
 def test_load_aware_keeps_the_small_engine_out_of_its_queue_round_robin_does_not(
     gateway_url: tuple[str, str], vllm_url: str, vllm_small_url: str,
 ) -> None:
