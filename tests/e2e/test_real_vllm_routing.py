@@ -132,7 +132,7 @@ def wait_until_scraped(gateway: tuple[str, str]) -> None:
 # Two CPU inference engines and the gateway share two cores here: a burst that meets a
 # scrape timed out or a starved engine can route or time out differently, once. A regression
 # fails every attempt.
-@pytest.mark.flaky(reruns=2, reruns_delay=10)
+@pytest.mark.flaky(reruns=3, reruns_delay=15)
 def test_load_aware_keeps_the_small_engine_out_of_its_queue_round_robin_does_not(
     gateway_url: tuple[str, str], vllm_url: str, vllm_small_url: str,
 ) -> None:
