@@ -20,7 +20,7 @@ import httpx
 from fastapi import FastAPI
 
 from gateway.api import admin, admin_fleet, budgets, health, messages, openai
-from gateway.api.body_gate import BodyGate, ReleaseBodyHolds
+from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
 from gateway.api.report_page import router as report_page_router
@@ -242,6 +242,5 @@ def create_app(
     app.include_router(budgets.tenant_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
-    app.add_middleware(ReleaseBodyHolds)
     app.add_middleware(RequestIdMiddleware)
     return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.errors import ServerBusy
 
@@ -38,10 +37,11 @@ class BodyGate:
         return self._held
 
     def hold(self) -> BodyHold:
-        hold = BodyHold(self)
         holds = _HOLDS.get()
-        if holds is not None:
-            holds.append(hold)
+        if holds is None:  # nothing would ever give its bytes back
+            raise RuntimeError("a body hold needs releasing_holds() around its request")
+        hold = BodyHold(self)
+        holds.append(hold)
         return hold
 
     def _take(self, size: int) -> None:
@@ -56,7 +56,7 @@ class BodyGate:
 
 
 class BodyHold:
-    """What one request holds; released once, by ReleaseBodyHolds or on a refusal."""
+    """What one request holds; released once, by releasing_holds() or on a refusal."""
 
     def __init__(self, gate: BodyGate) -> None:
         self._gate = gate
@@ -83,17 +83,3 @@ def releasing_holds() -> Iterator[None]:
         _HOLDS.reset(token)
         for hold in holds:
             hold.release()
-
-
-class ReleaseBodyHolds:
-    """Pure ASGI, for the routes FastAPI serves (the hot path does the same itself)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        with releasing_holds():
-            await self.app(scope, receive, send)

@@ -30,7 +30,7 @@ async def read_body(request: Request, limit: int, timeout_s: float, gate: BodyGa
     server itself times out only idle connections, so a client trickling its body would
     otherwise hold a connection and its buffered bytes for ever), and with a 503 when the
     bodies held at once would pass the gate's cap. The bytes stay held until the response
-    is over (body_gate.ReleaseBodyHolds)."""
+    is over (body_gate.releasing_holds, around every inference request)."""
     hold = gate.hold()
     try:
         async with asyncio.timeout(timeout_s):

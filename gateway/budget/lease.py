@@ -4,7 +4,7 @@ leases; this is the local bookkeeping in between)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from gateway.budget.limits import AdmitRequest, RateState, Reservation, ScopeLimits
 
@@ -62,8 +62,7 @@ class LeaseStats:
     settle_failures: int = 0  # retried until the store answers (or the lease expires there)
 
     def numbers(self) -> dict[str, int]:
-        return {"admitted": self.admitted, "leases": self.leases, "settles": self.settles,
-                "settle_failures": self.settle_failures}
+        return asdict(self)
 
 
 

@@ -34,11 +34,17 @@ def test_holds_are_released_when_the_request_fails() -> None:
 
 def test_a_release_gives_back_only_once() -> None:
     gate = BodyGate(100)
-    other = gate.hold()
-    other.take(30)
-    with releasing_holds():
-        hold = gate.hold()
-        hold.take(50)
-        hold.release()
-        assert gate.held == 30
-    assert gate.held == 30  # the other request's bytes are still held
+    with releasing_holds():  # another request, still in flight
+        gate.hold().take(30)
+        with releasing_holds():
+            hold = gate.hold()
+            hold.take(50)
+            hold.release()
+            assert gate.held == 30
+        assert gate.held == 30  # the other request's bytes are still held
+    assert gate.held == 0
+
+
+def test_a_hold_outside_a_request_scope_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="releasing_holds"):
+        BodyGate(100).hold()

@@ -72,7 +72,7 @@ def test_a_corrupted_byte_costs_at_most_the_row_it_hit(
     hit = next(i for i, end in enumerate(ENDS) if at < end)
     got = read(bytes(damaged[:cut]))
 
-    joined = at == ENDS[hit] - 1 and value != ord("\n")
+    joined = at == ENDS[hit] - 1  # the byte was a line break, and now is not
     first_whole = hit + 2 if joined else hit + 1
     whole_after = [ROWS[i] for i in range(first_whole, len(ROWS)) if ENDS[i] <= cut]
     assert got[:hit] == ROWS[:hit]
