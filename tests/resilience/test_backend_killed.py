@@ -118,6 +118,8 @@ def test_killing_an_engine_under_load_fails_only_streams_already_relaying(
             while tally.ok < 4 * CLIENTS:  # warmed up: every client has had answers
                 assert time.monotonic() < deadline and not tally.failed, tally.failed[:5]
                 time.sleep(0.05)
+            # Its own bound: a loaded machine may have spent most of the first on warming up.
+            deadline = time.monotonic() + 40
             while tally.relaying_on_victim < 2:  # kill it mid-stream, not between requests
                 assert time.monotonic() < deadline, "no stream relaying from the engine to kill"
                 time.sleep(0.005)
