@@ -25,6 +25,7 @@ from gateway.classify.payload_text import (
     redact_fields,
 )
 from gateway.classify.redaction import RedactionMap, redact
+from gateway.classify.scan_split import merge_scans, split_for_scan
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.types import (
@@ -67,11 +68,13 @@ class RequestClassifier:
         complexity: ComplexityEstimator | None = None,
         sensitivity: SensitivityDetector | None = None,
         executor: Executor | None = None,
+        parallelism: int = 1,
     ) -> None:
         self._tokens = tokens
         self._complexity = complexity
         self._sensitivity = sensitivity
         self._executor = executor  # for large scans: must run the built-in detectors
+        self._parallelism = parallelism  # the executor's processes: one piece of a long scan each
 
     @property
     def can_redact(self) -> bool:
@@ -118,12 +121,17 @@ class RequestClassifier:
         near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
         `detectors`: the tenant's own, found beside the built-in ones."""
         text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
-        scanning: asyncio.Future[list[SensitiveSpan]] | None = None
+        scanning: asyncio.Future[list[list[SensitiveSpan]]] | None = None
         if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
-            # A long prompt's scan goes to a worker first, so it runs while the token count
-            # (split across the other workers) does: the two take about as long each.
-            scanning = asyncio.get_running_loop().run_in_executor(
-                self._executor, scan_in_worker, text, detectors)
+            # A long prompt's scan is queued first, in one piece per worker, then the token
+            # count's shares: each worker scans a piece, then counts a share, and the two
+            # halves of the work finish together.
+            pieces = split_for_scan(text, self._parallelism)
+            loop = asyncio.get_running_loop()
+            scanning = asyncio.gather(*(
+                loop.run_in_executor(self._executor, scan_in_worker, piece.text, detectors)
+                for piece in pieces
+            ))
         try:
             count = await self._tokens.count(request.endpoint, request.payload, thresholds)
         except BaseException:
@@ -136,7 +144,7 @@ class RequestClassifier:
             complexity = Complexity(p, classify(p, complexity_thresholds))
         found: list[SensitiveSpan] = []
         if scanning is not None:
-            found = await scanning
+            found = merge_scans(pieces, await scanning)
         elif self._sensitivity is not None:
             found = self._scanner(detectors).scan_for_redaction(text)
         spans = tuple(s for s in found if not s.reserved)
@@ -153,7 +161,7 @@ class RequestClassifier:
         )
 
 
-def _retrieve(future: asyncio.Future[list[SensitiveSpan]]) -> None:
+def _retrieve(future: asyncio.Future[list[list[SensitiveSpan]]]) -> None:
     if not future.cancelled():
         future.exception()  # retrieved, so an abandoned scan's failure is not logged as lost
 

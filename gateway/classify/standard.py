@@ -19,4 +19,5 @@ def standard_classifier(
         ComplexityModel.load(),
         SensitivityScanner(),
         executor,
+        parallelism,
     )
