@@ -11,6 +11,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from gateway.classify.detectors.literals import literal_set
+
 
 def _class_table(question_mark: int) -> bytes:
     table = bytearray(range(256))
@@ -40,23 +42,9 @@ class TextView:
     classes: bytes  # the class map described above
     ascii_only: bool
 
-    def has(self, *keywords: bytes) -> bool:
-        """Whether any lower-case keyword occurs (a fast prefilter before a costlier regex)."""
-        low = self.lower
-        return any(k in low for k in keywords)
-
     def occurrences(self, *keywords: bytes) -> list[int]:
-        """Sorted start offsets of every lower-case keyword. Literal search is an order of
-        magnitude faster than an alternation regex, which tries each branch at each offset."""
-        low = self.lower
-        found = []
-        for keyword in keywords:
-            at = low.find(keyword)
-            while at != -1:
-                found.append(at)
-                at = low.find(keyword, at + 1)
-        found.sort()
-        return found
+        """Sorted start offsets of every lower-case keyword, found in one pass."""
+        return literal_set(keywords).starts(self.lower)
 
 
 def make_view(text: str) -> TextView:
