@@ -37,8 +37,8 @@ from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
 from gateway.budget.store import BudgetStore
+from gateway.classify.profiler import warm_worker
 from gateway.classify.standard import standard_classifier
-from gateway.classify.tokens import count_many
 from gateway.components import Components
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.migrate import upgrade
@@ -134,10 +134,10 @@ def create_app(
         # so a 128K-token prompt is counted in halves in parallel.
         token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
         classifier = standard_classifier(token_pool, parallelism=2)
-        # Start both processes and load their vocabularies now, not on a user's request.
+        # Start both processes, load their vocabularies and compile their detectors now, not
+        # on a user's request.
         warm_up = asyncio.gather(*(
-            asyncio.get_running_loop().run_in_executor(token_pool, count_many, ["warm"],
-                                                       "o200k_base")
+            asyncio.get_running_loop().run_in_executor(token_pool, warm_worker, "o200k_base")
             for _ in range(2)
         ))
         limits_repo = LimitsRepository(engine)

@@ -27,7 +27,7 @@ from gateway.classify.payload_text import (
 from gateway.classify.redaction import RedactionMap, redact
 from gateway.classify.scan_split import merge_scans, split_for_scan
 from gateway.classify.sensitivity import SensitivityScanner
-from gateway.classify.tokens import TokenCounter
+from gateway.classify.tokens import TokenCounter, count_many
 from gateway.types import (
     Complexity,
     Endpoint,
@@ -234,3 +234,10 @@ def tenant_scanner(detectors: TenantDetectors) -> SensitivityScanner:
 def scan_in_worker(text: str, detectors: TenantDetectors = ()) -> list[SensitiveSpan]:
     """Module-level so a process pool can run it."""
     return tenant_scanner(detectors).scan_for_redaction(text)
+
+
+def warm_worker(encoding_name: str) -> None:
+    """Loads a worker's vocabulary and compiles its detectors (keyword databases included)
+    before the first user's request needs them."""
+    count_many(["warm"], encoding_name)
+    scan_in_worker("warm name is born")
