@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import pairwise
 
 _PLACEHOLDER_WORDS = re.compile(
     r"(?i)(?:x{4,}|\*{3,}|#{3,}|\.{3,}|your[_-]?|insert|placeholder|redacted|changeme|change[_-]?it"
@@ -20,8 +21,10 @@ _TEMPLATE = re.compile(
     r"@\w+@|`.*|<%.*|\[[\w ]+\]|<.*>?|\{\d*\}|process\.env\..*|os\.environ.*|env\.\w+)$",
     re.IGNORECASE,
 )
-_SEQUENCES = ("abcdefgh", "bcdefghi", "01234567", "12345678", "23456789", "qwertyui",
-              "zyxwvuts", "98765432")
+_KEYBOARD_RUNS = ("qwerty", "asdfgh", "zxcvbn")
+# Six characters in alphabet or digit order ("klmnop", "345678", "fedcba"): about one random
+# 100-character base62 key in a billion holds such a run, nearly every made-up one does.
+_ORDERED_RUN = 6
 # Literal values people use when showing how to pass a credential.
 _STOCK_VALUES = frozenset(
     "password passwd pass pwd secret token apikey api_key key test testing demo admin root user "
@@ -48,10 +51,21 @@ def is_placeholder(value: str) -> bool:
     lowered = stripped.lower()
     if lowered in _STOCK_VALUES or _TEMPLATE.match(stripped) or _PLACEHOLDER_WORDS.search(stripped):
         return True
-    if any(run in lowered for run in _SEQUENCES):
+    if any(run in lowered for run in _KEYBOARD_RUNS) or _has_ordered_run(lowered):
         return True
     most_common = Counter(lowered).most_common(1)[0][1]
     return most_common >= max(4, len(lowered) * 0.5)  # "AKIAZZZZZZZZ", "aaaa1111bbbb"
+
+
+def _has_ordered_run(value: str) -> bool:
+    up = down = 1
+    for previous, current in pairwise(value):
+        step = ord(current) - ord(previous) if current.isalnum() and previous.isalnum() else 0
+        up = up + 1 if step == 1 else 1
+        down = down + 1 if step == -1 else 1
+        if up >= _ORDERED_RUN or down >= _ORDERED_RUN:
+            return True
+    return False
 
 
 def is_stand_in(value: str) -> bool:

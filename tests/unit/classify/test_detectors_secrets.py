@@ -110,6 +110,15 @@ def test_value_checks() -> None:
     assert not looks_like_words("adf4b1dbRdW3rOcB7xLthrM4BTBGK1qPLkHigpN1bXD6z")
 
 
+def test_values_in_alphabet_or_digit_order_are_made_up() -> None:
+    made_up = "api03-abc123xyz-456def789ghij-klmnopqrstuvwx-3456yza789bcde"
+    assert is_placeholder(made_up) and is_placeholder("k9-345678-x") and is_placeholder("FEDCBA-1")
+    assert not is_placeholder("klmno-x9Qz-34567-zyxwv")  # five in order is still chance
+    # Random keys almost never hold six characters in order: none of 2,000 here do.
+    assert not any(is_placeholder(rand(ALNUM, 100)) for _ in range(1000))
+    assert not any(is_placeholder(rand("0123456789abcdef", 64)) for _ in range(1000))
+
+
 def test_spans_cover_only_the_credential() -> None:
     value = rand(ALNUM, 32)
     text = f'config = {{"api_key": "{value}"}}'
