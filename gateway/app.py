@@ -37,8 +37,8 @@ from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
 from gateway.budget.store import BudgetStore
-from gateway.classify.profiler import warm_worker
 from gateway.classify.standard import standard_classifier
+from gateway.classify.workers import warm_worker
 from gateway.components import Components
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.migrate import upgrade

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from concurrent.futures import Executor
-from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
-from gateway.classify.detectors.custom import CustomPattern, KeywordList
+from gateway.classify.long_prompt import plan_shared
 from gateway.classify.payload_text import (
     extract_chat_text,
     field_strings,
@@ -26,8 +25,13 @@ from gateway.classify.payload_text import (
 )
 from gateway.classify.redaction import RedactionMap, redact
 from gateway.classify.scan_split import merge_scans, split_for_scan
-from gateway.classify.sensitivity import SensitivityScanner
-from gateway.classify.tokens import TokenCounter, count_many
+from gateway.classify.tokens import PreparedCount, TokenCount, TokenCounter
+from gateway.classify.workers import (
+    TenantDetectors,
+    scan_and_count,
+    scan_in_worker,
+    tenant_scanner,
+)
 from gateway.types import (
     Complexity,
     Endpoint,
@@ -35,11 +39,9 @@ from gateway.types import (
     Profile,
     RouteRequest,
     SensitiveSpan,
-    TenantDetector,
 )
 
-TenantDetectors = tuple[TenantDetector, ...]
-
+T = TypeVar("T")
 COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds little signal
 
 
@@ -121,32 +123,18 @@ class RequestClassifier:
         near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
         `detectors`: the tenant's own, found beside the built-in ones."""
         text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
-        scanning: asyncio.Future[list[list[SensitiveSpan]]] | None = None
+        # Prepared before any work goes to the pool: preparing holds the GIL, which the
+        # pool's feeder thread needs to ship the work.
+        counting = self._tokens.prepare(request.endpoint, request.payload, thresholds)
         if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
-            # A long prompt's scan is queued first, in one piece per worker, then the token
-            # count's shares: each worker scans a piece, then counts a share, and the two
-            # halves of the work finish together.
-            pieces = split_for_scan(text, self._parallelism)
-            loop = asyncio.get_running_loop()
-            scanning = asyncio.gather(*(
-                loop.run_in_executor(self._executor, scan_in_worker, piece.text, detectors)
-                for piece in pieces
-            ))
-        try:
-            count = await self._tokens.count(request.endpoint, request.payload, thresholds)
-        except BaseException:
-            if scanning is not None:
-                scanning.add_done_callback(_retrieve)  # nobody awaits it now
-            raise
+            count, found = await self._long_prompt(text, counting, detectors)
+        else:
+            count = await self._tokens.finish(counting)
+            found = self._scanner(detectors).scan_for_redaction(text) if self._sensitivity else []
         complexity = None
         if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
             p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
             complexity = Complexity(p, classify(p, complexity_thresholds))
-        found: list[SensitiveSpan] = []
-        if scanning is not None:
-            found = merge_scans(pieces, await scanning)
-        elif self._sensitivity is not None:
-            found = self._scanner(detectors).scan_for_redaction(text)
         spans = tuple(s for s in found if not s.reserved)
         return Profile(
             prompt_tokens=count.tokens,
@@ -160,8 +148,50 @@ class RequestClassifier:
             affinity_key=affinity_key(request),
         )
 
+    async def _long_prompt(
+        self, text: str, counting: PreparedCount, detectors: TenantDetectors
+    ) -> tuple[TokenCount, list[SensitiveSpan]]:
+        """A long prompt's scan and exact count in the worker processes, never on the loop:
+        in one task per worker when the prompt's longest string is most of the text (each
+        worker scans a piece and counts the same piece's share), else the scan's pieces and
+        the count's shares as separate tasks."""
+        assert self._executor is not None
+        loop = asyncio.get_running_loop()
+        longest = max(counting.pending, key=len, default="")
+        jobs = plan_shared(text, longest, self._parallelism) if longest else None
+        if jobs is not None:
+            shared = asyncio.gather(*(
+                loop.run_in_executor(self._executor, scan_and_count, job.piece.text,
+                                     job.count_from, job.count_to, self._tokens.encoding_name,
+                                     detectors)
+                for job in jobs
+            ))
+            rest = await _guarded(self._tokens.finish(counting.without(longest)), shared)
+            results = await shared
+            tokens = sum(n for _, n in results)
+            self._tokens.remember(longest, tokens)
+            count = TokenCount(rest.tokens + tokens, rest.upper_bound, exact=True)
+            return count, merge_scans([job.piece for job in jobs], [s for s, _ in results])
+        pieces = split_for_scan(text, self._parallelism)
+        scanning = asyncio.gather(*(
+            loop.run_in_executor(self._executor, scan_in_worker, piece.text, detectors)
+            for piece in pieces
+        ))
+        count = await _guarded(self._tokens.finish(counting), scanning)
+        return count, merge_scans(pieces, await scanning)
 
-def _retrieve(future: asyncio.Future[list[list[SensitiveSpan]]]) -> None:
+
+async def _guarded(work: Awaitable[T], pending: asyncio.Future[Any]) -> T:
+    """Awaits `work`; if it fails, `pending` (work already in the pool) is left to finish
+    with its outcome retrieved, so its failure is not logged as lost."""
+    try:
+        return await work
+    except BaseException:
+        pending.add_done_callback(_retrieve)
+        raise
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()  # retrieved, so an abandoned scan's failure is not logged as lost
 
@@ -218,26 +248,3 @@ def _text_of(content: object) -> str:
             if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
         )
     return ""
-
-
-@lru_cache(maxsize=256)
-def tenant_scanner(detectors: TenantDetectors) -> SensitivityScanner:
-    """The built-in detectors plus a tenant's own, compiled once per distinct set (policy
-    validation already compiled each regex, so this cannot fail on a loaded policy)."""
-    return SensitivityScanner(tuple(
-        CustomPattern(d.name, d.category, d.regex) if d.regex is not None
-        else KeywordList(d.name, d.category, d.words)
-        for d in detectors
-    ))
-
-
-def scan_in_worker(text: str, detectors: TenantDetectors = ()) -> list[SensitiveSpan]:
-    """Module-level so a process pool can run it."""
-    return tenant_scanner(detectors).scan_for_redaction(text)
-
-
-def warm_worker(encoding_name: str) -> None:
-    """Loads a worker's vocabulary and compiles its detectors (keyword databases included)
-    before the first user's request needs them."""
-    count_many(["warm"], encoding_name)
-    scan_in_worker("warm name is born")

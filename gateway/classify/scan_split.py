@@ -37,12 +37,15 @@ def split_for_scan(text: str, parts: int, margin: int = MARGIN_CHARS) -> list[Sc
     """`parts` pieces with overlapping margins (one piece when the text is too short to gain)."""
     if parts < 2 or len(text) < parts * MIN_PIECE_CHARS:
         return [ScanPiece(0, 0, len(text), text)]
-    cuts = [0]
-    for k in range(1, parts):
-        cuts.append(_cut_near(text, len(text) * k // parts))
-    cuts.append(len(text))
+    return pieces_at(text, [_cut_near(text, len(text) * k // parts) for k in range(1, parts)],
+                     margin)
+
+
+def pieces_at(text: str, cuts: Sequence[int], margin: int = MARGIN_CHARS) -> list[ScanPiece]:
+    """Pieces whose shares end at the given (increasing) cuts, with margins."""
+    bounds = [0, *cuts, len(text)]
     pieces = []
-    for keep_from, keep_to in itertools.pairwise(cuts):
+    for keep_from, keep_to in itertools.pairwise(bounds):
         lo = max(0, keep_from - margin)
         hi = min(len(text), keep_to + margin)
         pieces.append(ScanPiece(lo, keep_from, keep_to, text[lo:hi]))

@@ -23,7 +23,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import bpe_openai
@@ -60,6 +60,19 @@ class TokenCount:
     tokens: int  # exact, or the estimate
     upper_bound: int  # proven: the true count is never above this
     exact: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCount:
+    known: TokenCount  # the answer when nothing is pending; else fixed and cached tokens so far
+    pending: list[str] = field(default_factory=list)  # texts still to count exactly
+    pending_bytes: int = 0
+
+    def without(self, text: str) -> PreparedCount:
+        """The same work less one pending text, which the caller counts some other way."""
+        rest = list(self.pending)
+        rest.remove(text)
+        return PreparedCount(self.known, rest, self.pending_bytes - utf8_len(text))
 
 
 @lru_cache(maxsize=4)
@@ -171,6 +184,14 @@ class TokenCounter:
     async def count(
         self, endpoint: Endpoint, payload: Payload, thresholds: Sequence[int] = ()
     ) -> TokenCount:
+        return await self.finish(self.prepare(endpoint, payload, thresholds))
+
+    def prepare(
+        self, endpoint: Endpoint, payload: Payload, thresholds: Sequence[int] = ()
+    ) -> PreparedCount:
+        """Everything the bound and the cache can answer, on the calling thread. A caller
+        that also feeds the process pool prepares first: this holds the GIL for a while on
+        a long prompt, and the pool's feeder thread needs it to ship work to the workers."""
         parts = split_payload(endpoint, payload)
         sizes = [utf8_len(t) for t in parts.texts]
         upper = parts.fixed_tokens + sum(sizes)
@@ -178,9 +199,10 @@ class TokenCounter:
             upper = parts.fixed_tokens + max_tokens(parts.texts, self._missing_pairs)
         if not _needs_exact(upper, thresholds):
             estimate = parts.fixed_tokens + round(sum(sizes) / ESTIMATE_BYTES_PER_TOKEN)
-            return TokenCount(min(estimate, upper), upper, exact=False)
+            return PreparedCount(TokenCount(min(estimate, upper), upper, exact=False))
         tokens = parts.fixed_tokens
         pending: list[str] = []
+        pending_bytes = 0
         for text, size in zip(parts.texts, sizes, strict=True):
             cached = self._cache.get(text) if size >= CACHE_MIN_BYTES else None
             if cached is not None:
@@ -188,17 +210,23 @@ class TokenCounter:
                 tokens += cached
             else:
                 pending.append(text)
-        pending_bytes = sum(utf8_len(t) for t in pending)
-        if pending:
-            if self._executor is not None and pending_bytes > self._inline_limit:
-                counts = await self._count_off_loop(pending, pending_bytes)
-            else:
-                counts = count_many(pending, self.encoding_name)
-            for text, n in zip(pending, counts, strict=True):
-                tokens += n
-                if len(text) >= CACHE_MIN_BYTES:
-                    self._remember(text, n)
-        return TokenCount(tokens, upper, exact=True)
+                pending_bytes += size
+        return PreparedCount(TokenCount(tokens, upper, exact=True), pending, pending_bytes)
+
+    async def finish(self, prepared: PreparedCount) -> TokenCount:
+        """Counts what `prepare` left pending (off the loop when it is large)."""
+        pending = prepared.pending
+        if not pending:
+            return prepared.known
+        if self._executor is not None and prepared.pending_bytes > self._inline_limit:
+            counts = await self._count_off_loop(pending, prepared.pending_bytes)
+        else:
+            counts = count_many(pending, self.encoding_name)
+        tokens = prepared.known.tokens
+        for text, n in zip(pending, counts, strict=True):
+            tokens += n
+            self.remember(text, n)
+        return TokenCount(tokens, prepared.known.upper_bound, exact=True)
 
     async def _count_off_loop(self, texts: list[str], total_bytes: int) -> list[int]:
         loop = asyncio.get_running_loop()
@@ -224,7 +252,10 @@ class TokenCounter:
                 counts[index] += n
         return counts
 
-    def _remember(self, text: str, tokens: int) -> None:
+    def remember(self, text: str, tokens: int) -> None:
+        """Caches an exact count (made here, or by a caller that counted it in pieces)."""
+        if len(text) < CACHE_MIN_BYTES:
+            return
         self._cache[text] = tokens
         if len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)

@@ -1,0 +1,52 @@
+"""One long prompt's work shared between the worker processes: each worker gets one piece of
+the text, scans it and counts the tokens of its share of the prompt, so the text crosses to
+each worker once, in one task.
+
+Measured at 128K tokens on two workers: a scan task and a count task per worker (the text
+pickled twice, four tasks) took 22.7 / 30.1 ms p50 / p99; one task per worker 19.7 / 24.7.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.classify.scan_split import MIN_PIECE_CHARS, ScanPiece, pieces_at
+from gateway.classify.tokens import split_exact
+
+# The counted string must be most of the scanned text, or cutting the scan where the count
+# can be cut would leave one worker most of the scanning.
+MIN_SHARE_OF_TEXT = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class SharedJob:
+    piece: ScanPiece
+    count_from: int  # this worker's share of the counted string, in the piece's offsets
+    count_to: int
+
+
+def plan_shared(text: str, counted: str, parts: int) -> list[SharedJob] | None:
+    """Pieces of `text` (the scanned text, which holds `counted`, the prompt's longest
+    string) cut where `counted` splits into parts whose token counts sum to its own; None
+    where that does not pay (short text, `counted` not most of it, no exact split point)."""
+    if parts < 2 or len(text) < parts * MIN_PIECE_CHARS:
+        return None
+    if len(counted) < MIN_SHARE_OF_TEXT * len(text):
+        return None
+    offset = text.find(counted)  # the first string of the text, most of the time: offset 0
+    if offset < 0:
+        return None
+    shares = split_exact(counted, parts)
+    if len(shares) < 2:
+        return None
+    cuts = []
+    position = offset
+    for share in shares[:-1]:
+        position += len(share)
+        cuts.append(position)
+    jobs = []
+    start = offset
+    for piece, share in zip(pieces_at(text, cuts), shares, strict=True):
+        jobs.append(SharedJob(piece, start - piece.offset, start + len(share) - piece.offset))
+        start += len(share)
+    return jobs
