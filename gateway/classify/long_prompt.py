@@ -9,9 +9,10 @@ pickled twice, four tasks) took 22.7 / 30.1 ms p50 / p99; one task per worker 19
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
-from gateway.classify.scan_split import MIN_PIECE_CHARS, ScanPiece, pieces_at
-from gateway.classify.tokens import split_exact
+from gateway.classify.scan_split import ScanPiece, pieces_at, worth_splitting
+from gateway.classify.tokens import exact_cuts
 
 # The counted string must be most of the scanned text, or cutting the scan where the count
 # can be cut would leave one worker most of the scanning.
@@ -29,24 +30,19 @@ def plan_shared(text: str, counted: str, parts: int) -> list[SharedJob] | None:
     """Pieces of `text` (the scanned text, which holds `counted`, the prompt's longest
     string) cut where `counted` splits into parts whose token counts sum to its own; None
     where that does not pay (short text, `counted` not most of it, no exact split point)."""
-    if parts < 2 or len(text) < parts * MIN_PIECE_CHARS:
+    if not worth_splitting(text, parts):
         return None
     if len(counted) < MIN_SHARE_OF_TEXT * len(text):
         return None
     offset = text.find(counted)  # the first string of the text, most of the time: offset 0
     if offset < 0:
         return None
-    shares = split_exact(counted, parts)
-    if len(shares) < 2:
+    cuts = exact_cuts(counted, parts)
+    if not cuts:
         return None
-    cuts = []
-    position = offset
-    for share in shares[:-1]:
-        position += len(share)
-        cuts.append(position)
-    jobs = []
-    start = offset
-    for piece, share in zip(pieces_at(text, cuts), shares, strict=True):
-        jobs.append(SharedJob(piece, start - piece.offset, start + len(share) - piece.offset))
-        start += len(share)
-    return jobs
+    bounds = [offset, *(offset + cut for cut in cuts), offset + len(counted)]
+    return [
+        SharedJob(piece, start - piece.offset, end - piece.offset)
+        for piece, (start, end) in zip(
+            pieces_at(text, bounds[1:-1]), pairwise(bounds), strict=True)
+    ]

@@ -22,6 +22,10 @@ MARGIN_CHARS = 16 * 1024  # above the longest reach: a private key block of up t
 # Below this many characters per piece, the margins' extra scanning and the extra round trip
 # cost more than the split saves.
 MIN_PIECE_CHARS = 8 * MARGIN_CHARS
+# Pieces are copies of the text, held until their workers finish. Above about 500K tokens
+# (beyond every context window but the very largest) the text is scanned whole instead, so
+# the memory a request holds stays a small multiple of its body under a flood of huge ones.
+MAX_SPLIT_CHARS = 2 * 1024 * 1024
 # Cut where a paragraph or a line ends, so no word (or e-mail, key, number) is cut in two.
 _SEARCH_CHARS = 4096
 
@@ -35,10 +39,14 @@ class ScanPiece(NamedTuple):
 
 def split_for_scan(text: str, parts: int, margin: int = MARGIN_CHARS) -> list[ScanPiece]:
     """`parts` pieces with overlapping margins (one piece when the text is too short to gain)."""
-    if parts < 2 or len(text) < parts * MIN_PIECE_CHARS:
+    if not worth_splitting(text, parts):
         return [ScanPiece(0, 0, len(text), text)]
     return pieces_at(text, [_cut_near(text, len(text) * k // parts) for k in range(1, parts)],
                      margin)
+
+
+def worth_splitting(text: str, parts: int) -> bool:
+    return parts >= 2 and parts * MIN_PIECE_CHARS <= len(text) <= MAX_SPLIT_CHARS
 
 
 def pieces_at(text: str, cuts: Sequence[int], margin: int = MARGIN_CHARS) -> list[ScanPiece]:

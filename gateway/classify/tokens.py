@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 import bpe_openai
 import orjson
@@ -178,7 +179,7 @@ class TokenCounter:
         self._executor = executor
         self._parallelism = parallelism
         self._inline_limit = inline_limit_bytes
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._missing_pairs = missing_pairs(encoding_name)  # loads the vocabulary now too
 
     async def count(
@@ -204,9 +205,10 @@ class TokenCounter:
         pending: list[str] = []
         pending_bytes = 0
         for text, size in zip(parts.texts, sizes, strict=True):
-            cached = self._cache.get(text) if size >= CACHE_MIN_BYTES else None
+            key = _cache_key(text)
+            cached = self._cache.get(key) if size >= CACHE_MIN_BYTES else None
             if cached is not None:
-                self._cache.move_to_end(text)
+                self._cache.move_to_end(key)
                 tokens += cached
             else:
                 pending.append(text)
@@ -256,26 +258,40 @@ class TokenCounter:
         """Caches an exact count (made here, or by a caller that counted it in pieces)."""
         if len(text) < CACHE_MIN_BYTES:
             return
-        self._cache[text] = tokens
+        self._cache[_cache_key(text)] = tokens
         if len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)
 
 
+def _cache_key(text: str) -> tuple[int, int]:
+    # Not the text itself: the cache would keep every long prompt (and the personal data in
+    # it) alive after its request, up to 4,096 of them. str's hash is keyed per process with
+    # a random seed, so a client cannot make two prompts collide; the string caches it, so the
+    # dict lookup costs nothing more.
+    return len(text), hash(text)
+
+
 def split_exact(text: str, parts: int) -> list[str]:
     """Up to `parts` consecutive pieces of similar size whose token counts sum to the text's."""
+    bounds = [0, *exact_cuts(text, parts), len(text)]
+    return [text[a:b] for a, b in pairwise(bounds) if b > a]
+
+
+def exact_cuts(text: str, parts: int) -> list[int]:
+    """Where `split_exact` cuts, without copying the pieces (callers that ship slices of a
+    long prompt elsewhere need only the offsets)."""
     if parts < 2 or len(text) < 2 * 4096:
-        return [text]
-    pieces = []
+        return []
+    cuts: list[int] = []
     start = 0
     for k in range(1, parts):
-        target = len(text) * k // parts
-        match = SAFE_SPLIT.search(text, max(target, start))
+        match = SAFE_SPLIT.search(text, max(len(text) * k // parts, start))
         if match is None:
             break
-        pieces.append(text[start : match.end()])
+        if match.end() < len(text):
+            cuts.append(match.end())
         start = match.end()
-    pieces.append(text[start:])
-    return [p for p in pieces if p]
+    return cuts
 
 
 def count_many(texts: Iterable[str], encoding_name: str) -> list[int]:

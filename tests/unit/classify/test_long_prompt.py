@@ -8,7 +8,7 @@ from typing import Any
 
 from gateway.classify.long_prompt import plan_shared
 from gateway.classify.profiler import RequestClassifier
-from gateway.classify.scan_split import MIN_PIECE_CHARS
+from gateway.classify.scan_split import MAX_SPLIT_CHARS, MIN_PIECE_CHARS
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter, count_text
 from gateway.classify.workers import scan_and_count, scan_in_worker
@@ -40,6 +40,8 @@ def test_no_shared_plan_where_it_would_not_pay() -> None:
     one_line = "x" * (3 * MIN_PIECE_CHARS)
     assert plan_shared(one_line, one_line, 2) is None  # no exact split point
     assert plan_shared(big, big, 1) is None
+    huge = long_text(MAX_SPLIT_CHARS + 1)
+    assert plan_shared(huge, huge, 2) is None  # scanned whole: pieces would be copies
 
 
 class RecordingPool(ThreadPoolExecutor):

@@ -8,7 +8,12 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 
 from gateway.classify.profiler import RequestClassifier
-from gateway.classify.scan_split import MARGIN_CHARS, merge_scans, split_for_scan
+from gateway.classify.scan_split import (
+    MARGIN_CHARS,
+    MAX_SPLIT_CHARS,
+    merge_scans,
+    split_for_scan,
+)
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.types import Endpoint, RouteRequest
@@ -52,9 +57,13 @@ def whole_scan(text: str) -> list[tuple[str, int, int]]:
     return [(s.type, s.start, s.end) for s in SCANNER.scan_for_redaction(text)]
 
 
-def test_short_texts_are_one_piece() -> None:
+def test_short_texts_and_huge_ones_are_one_piece() -> None:
     assert split_for_scan("hello", 2) == [(0, 0, 5, "hello")]
     assert len(split_for_scan(FILLER * 100, 2)) == 1
+    # Past every context window but the largest: scanned whole, not copied into pieces.
+    huge = FILLER * (MAX_SPLIT_CHARS // len(FILLER) + 1)
+    assert split_for_scan(huge, 2) == [(0, 0, len(huge), huge)]
+    assert split_for_scan(huge, 2)[0].text is huge
 
 
 def test_pieces_cover_the_text_once_with_margins_on_both_sides() -> None:
