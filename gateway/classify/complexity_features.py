@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 # Bump when the features change: a model trained on another version is refused at load time.
-FEATURIZER_VERSION = 1
+FEATURIZER_VERSION = 2
 
 # Question stems sit at the start, the actual ask and any answer options at the end; the middle
 # of a long prompt (a pasted document) says little about difficulty and would cost linear time.
@@ -47,6 +47,10 @@ _NUMBER_WORDS = frozenset(
     " hundred thousand half twice double triple third quarter dozen".split()
 )
 _FRACTION_WORDS = frozenset(("half", "third", "quarter", "fraction", "fractions"))
+# First-person narration ("I took my neighbour's car"): scenario judgements, which the cheap
+# model gets wrong far more often across subjects. Roman numeral "I" also counts; harmless.
+_FIRST_PERSON = ("i", "my", "me")
+_MAX_FIRST_PERSON = 8
 _CODE_WORDS = frozenset(("def", "return", "print", "printf", "int", "void", "var", "const"))
 # Length thresholds (characters) turned into step features, so a linear model can bend its
 # response to length instead of assuming it is log-linear.
@@ -86,6 +90,8 @@ def extract_features(text: str) -> PromptFeatures:
     options = _last_option_block(clipped)
     fmt = MCQ if len(options) >= 2 else FREE
     dense = _dense_features(len(text), clipped, ngrams)
+    first_person = sum(map(tokens.count, _FIRST_PERSON))
+    dense["#first_person"] = min(first_person, _MAX_FIRST_PERSON) / 4.0
     if fmt == MCQ:
         dense.update(_option_features(clipped, options))
         stem = clipped[: options[0].start()]
@@ -129,6 +135,8 @@ def _dense_features(total_chars: int, clipped: str, ngrams: Set[str]) -> dict[st
         "#money": float("$" in clipped),
         "#percent": float("%" in clipped or "percent" in ngrams),
         "#decimal": float(split_number and "." in clipped),
+        # "Statement 1 | … Statement 2 | …", "Scenario 1 | …": two claims judged at once.
+        "#pipe": float("|" in clipped),
     }
     for step in _LENGTH_STEPS:
         if total_chars > step:
@@ -148,7 +156,12 @@ def _option_features(clipped: str, options: list[re.Match[str]]) -> dict[str, fl
     numeric = sum(any(d in body for d in _DIGITS) for body in bodies)
     # "True, False" / "Wrong, Not wrong": two judgements per question (Statement 1 | 2 ...).
     paired = sum(body.count(",") == 1 and len(body) < 24 for body in bodies)
+    # Options that reuse the same few words ("Wrong, Not wrong", "I and II only", "True,
+    # False") grade combinations of judgements rather than recall of one fact; this transfers
+    # to unseen subjects where the words themselves do not.
+    words = " ".join(bodies).lower().split()
     return {
+        "#option_diversity": len(set(words)) / len(words) if words else 1.0,
         "#option_len": math.log1p(sum(map(len, bodies)) / count) / 5.0,
         "#numeric_options": numeric / count,
         "#paired_options": float(paired == count),

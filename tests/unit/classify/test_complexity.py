@@ -60,6 +60,26 @@ def test_format_and_option_features() -> None:
     assert free.dense["#money"] == 1.0
 
 
+def test_judgement_cues() -> None:
+    # Combinations of judgements (options reusing "True"/"False", "Statement 1 | ...") against
+    # recall of one fact (four distinct options, no pipes).
+    judged = extract_features(MCQ_PROMPT)
+    fact = extract_features(
+        "Which is a mammal?\nA. whale\nB. shark\nC. trout\nD. eel\nAnswer:"
+    )
+    assert judged.dense["#option_diversity"] == pytest.approx(0.5)  # 4 distinct of 8 words
+    assert fact.dense["#option_diversity"] == 1.0
+    assert judged.dense["#pipe"] == 1.0
+    assert fact.dense["#pipe"] == 0.0
+
+
+def test_first_person_is_counted_and_capped() -> None:
+    scenario = "I took my neighbour's car and told me it was fine."
+    assert extract_features(scenario).dense["#first_person"] == pytest.approx(3 / 4)
+    assert extract_features(WORD_PROBLEM).dense["#first_person"] == 0.0
+    assert extract_features("I " * 100).dense["#first_person"] == pytest.approx(8 / 4)
+
+
 def test_few_shot_prompt_uses_the_last_questions_options() -> None:
     shot = "Q: 2+2?\nA. 3\nB. 4\nC. 5\nD. 6\nAnswer: B\n\n"
     last = "Q: Which is a mammal?\nA. whale\nB. shark\nC. trout\nD. eel\nAnswer:"
