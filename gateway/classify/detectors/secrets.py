@@ -70,7 +70,7 @@ def _token_findings(text: str, start: int, end: int) -> list[SensitiveSpan]:
     found: list[SensitiveSpan] = []
     starts = [start]
     equals = text.find("=", start, end)
-    if 0 < equals < end - 8:
+    if start <= equals < end - 8:  # "=" may open the run itself: "=AKIA…" at a line start
         starts.append(equals + 1)  # "AccountKey=…", "_authToken=…"
     slack = text.find("hooks.slack.com/", start, end)
     if slack != -1:

@@ -57,6 +57,13 @@ def test_provider_tokens(text: str, kind: str) -> None:
     assert kind in secrets_in(text)
 
 
+def test_a_token_right_after_an_equals_sign_at_the_start() -> None:
+    # The candidate run opens with "=": the token after it is still tried.
+    key = f"AKIA{rand(B32, 16)}"
+    assert secrets_in(f"={key}") == ["secret.aws_access_key"]
+    assert secrets_in(f"x={key}") == ["secret.aws_access_key"]
+
+
 @pytest.mark.parametrize(
     "text",
     ["key = AKIAXXXXXXXXXXXXXXXX", "aws_access_key: AKIAIOSFODNN7EXAMPLE",
