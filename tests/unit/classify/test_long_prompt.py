@@ -6,7 +6,10 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from gateway.classify.long_prompt import plan_shared
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.classify.long_prompt import locate, plan_shared
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.scan_split import MAX_SPLIT_CHARS, MIN_PIECE_CHARS
 from gateway.classify.sensitivity import SensitivityScanner
@@ -83,3 +86,10 @@ async def test_two_long_messages_fall_back_to_separate_scan_and_count_tasks() ->
     assert calls.count(scan_in_worker.__name__) == 2
     assert shared.prompt_tokens == inline.prompt_tokens and shared.prompt_tokens_exact
     assert shared.spans == inline.spans
+
+
+@given(st.text(alphabet="ab\n", max_size=300), st.text(alphabet="ab\n", min_size=1, max_size=200))
+def test_locate_is_find(text: str, part: str) -> None:
+    # Heads that repeat ("aaaa…") make the first hit of the head the wrong one.
+    assert locate(text, part) == text.find(part)
+    assert locate(text + part, part) == (text + part).find(part)
