@@ -2,7 +2,7 @@
 cannot change a routing decision.
 
 Exact counts use `bpe-openai` (cl100k/o200k data files ship in the wheel, byte-identical to
-tiktoken's; nothing is fetched). Exact counting costs ~0.2 µs per token and holds the GIL, so:
+tiktoken's; nothing is fetched). Exact counting costs ~0.1 µs per token and holds the GIL, so:
 
 - Every BPE token is at least one UTF-8 byte, so `bytes` is a proven upper bound, and
   `token_bound.max_tokens` a tighter one (about 0.83 tokens per byte of English prose and
