@@ -68,13 +68,21 @@ class TokenCount:
 class PreparedCount:
     known: TokenCount  # the answer when nothing is pending; else fixed and cached tokens so far
     pending: list[str] = field(default_factory=list)  # texts still to count exactly
-    pending_bytes: int = 0
+    pending_sizes: list[int] = field(default_factory=list)  # their UTF-8 lengths
+
+    @property
+    def pending_bytes(self) -> int:
+        return sum(self.pending_sizes)
 
     def without(self, text: str) -> PreparedCount:
-        """The same work less one pending text, which the caller counts some other way."""
-        rest = list(self.pending)
-        rest.remove(text)
-        return PreparedCount(self.known, rest, self.pending_bytes - utf8_len(text))
+        """The same work less one pending text, which the caller counts some other way.
+        (Sizes travel along: re-measuring a 500 KB text would cost 0.25 ms on the loop.)"""
+        index = self.pending.index(text)
+        return PreparedCount(
+            self.known,
+            self.pending[:index] + self.pending[index + 1:],
+            self.pending_sizes[:index] + self.pending_sizes[index + 1:],
+        )
 
 
 @lru_cache(maxsize=4)
@@ -215,7 +223,7 @@ class TokenCounter:
             return PreparedCount(TokenCount(min(estimate, upper), upper, exact=False))
         tokens = parts.fixed_tokens
         pending: list[str] = []
-        pending_bytes = 0
+        pending_sizes: list[int] = []
         for text, size in zip(parts.texts, sizes, strict=True):
             key = _cache_key(text)
             cached = self._cache.get(key) if size >= CACHE_MIN_BYTES else None
@@ -224,8 +232,8 @@ class TokenCounter:
                 tokens += cached
             else:
                 pending.append(text)
-                pending_bytes += size
-        return PreparedCount(TokenCount(tokens, upper, exact=True), pending, pending_bytes)
+                pending_sizes.append(size)
+        return PreparedCount(TokenCount(tokens, upper, exact=True), pending, pending_sizes)
 
     async def finish(self, prepared: PreparedCount) -> TokenCount:
         """Counts what `prepare` left pending (off the loop when it is large)."""
