@@ -44,9 +44,11 @@ from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
+from gateway.policy.token_counting import extra_encodings
 from gateway.providers.anthropic import AnthropicProvider
 from gateway.providers.azure import AzureDialect
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
+from gateway.providers.vllm_tokenize import EngineTokenCounter
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
 from gateway.routing.limits import LimitsResolver
@@ -136,10 +138,14 @@ def create_app(
         classifier = standard_classifier(token_pool, parallelism=2)
         # Start both processes, load their vocabularies and compile their detectors now, not
         # on a user's request.
+        encodings = ("o200k_base", *extra_encodings(policy_store.current.backends.values()))
+        classifier.load_encodings(encodings)
         warm_up = asyncio.gather(*(
-            asyncio.get_running_loop().run_in_executor(token_pool, warm_worker, "o200k_base")
-            for _ in range(2)
+            asyncio.get_running_loop().run_in_executor(token_pool, warm_worker, encoding)
+            for encoding in encodings for _ in range(2)
         ))
+        # Engines' own token counts (vLLM /tokenize) for backends whose policy asks for them.
+        tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
         limits_repo = LimitsRepository(engine)
         limits = LimitsResolver(limits_repo.overrides, ttl_s=settings.limits_cache_ttl_s)
         routing = RoutingService(
@@ -151,6 +157,7 @@ def create_app(
             providers=providers,
             audit=audit,
             tracing=tracing,
+            engine_counter=EngineTokenCounter(tokenize_client),
         )
         app.state.components = Components(
             settings=settings,
@@ -200,6 +207,7 @@ def create_app(
             except (TimeoutError, asyncio.CancelledError):
                 pass
             await scrape_client.aclose()
+            await tokenize_client.aclose()
             await policy_store.stop()
             if partitions is not None:
                 partitions.cancel()

@@ -101,6 +101,10 @@ class Profile:
     # Same key, same replica (bounded by load): the session id, else a hash of the prompt's
     # first characters, which is what a replica's prefix cache can reuse.
     affinity_key: bytes | None = None
+    # Exact counts besides o200k (prompt_tokens itself): in another encoding a backend of
+    # the pool uses ("cl100k_base"), or an engine's own ("engine:<backend>", from vLLM's
+    # /tokenize), as (key, tokens).
+    prompt_tokens_by_encoding: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +162,13 @@ class Backend:
     prefill_tokens_per_s: float | None = None  # prior until the rate is measured
     gpu_hourly_usd: float | None = None  # every GPU of the deployment, per hour
     gpu_count: int | None = None  # GPUs in the deployment (tokens per GPU-hour)
+    # How the backend's own tokenizer is counted (policy `tokens:`): exactly in an OpenAI
+    # encoding, or (None) estimated as the o200k count times `token_ratio`, a margin included.
+    token_encoding: str | None = "o200k_base"
+    token_ratio: float = 1.0
+    # Estimated backends may be asked for their exact count (vLLM's /tokenize) when the
+    # estimate says a prompt does not fit.
+    tokenize_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

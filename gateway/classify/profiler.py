@@ -78,6 +78,12 @@ class RequestClassifier:
         self._executor = executor  # for large scans: must run the built-in detectors
         self._parallelism = parallelism  # the executor's processes: one piece of a long scan each
 
+    def load_encodings(self, encodings: Sequence[str]) -> None:
+        """Loads the vocabularies of the encodings the policy counts in at start-up, not on a
+        user's request (~30 ms each)."""
+        for encoding in encodings:
+            self._tokens.in_encoding(encoding)
+
     @property
     def can_redact(self) -> bool:
         return self._sensitivity is not None
@@ -118,10 +124,13 @@ class RequestClassifier:
         thresholds: Sequence[int] = (),
         complexity_thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
         detectors: TenantDetectors = (),
+        other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
     ) -> Profile:
         """`thresholds`: prompt sizes where the route changes (exact counting only matters
         near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
-        `detectors`: the tenant's own, found beside the built-in ones."""
+        `detectors`: the tenant's own, found beside the built-in ones; `other_encodings`:
+        encodings besides the counter's that backends of the pool use, with their own
+        thresholds (counted after the rest: only pools of older OpenAI models need them)."""
         text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
         # Prepared before any work goes to the pool: preparing holds the GIL, which the
         # pool's feeder thread needs to ship the work.
@@ -136,6 +145,11 @@ class RequestClassifier:
             p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
             complexity = Complexity(p, classify(p, complexity_thresholds))
         spans = tuple(s for s in found if not s.reserved)
+        others = []
+        for encoding, limits in other_encodings:
+            counter = self._tokens.in_encoding(encoding)
+            other = await counter.count(request.endpoint, request.payload, limits)
+            others.append((encoding, other.tokens))
         return Profile(
             prompt_tokens=count.tokens,
             max_output_tokens=request.max_output_tokens,
@@ -146,6 +160,7 @@ class RequestClassifier:
             prompt_tokens_exact=count.exact,
             prompt_tokens_max=count.upper_bound,
             affinity_key=affinity_key(request),
+            prompt_tokens_by_encoding=tuple(others),
         )
 
     async def _long_prompt(

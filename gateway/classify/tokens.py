@@ -201,6 +201,17 @@ class TokenCounter:
         self._inline_limit = inline_limit_bytes
         self._cache: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._missing_pairs = missing_pairs(encoding_name)  # loads the vocabulary now too
+        self._siblings: dict[str, TokenCounter] = {encoding_name: self}
+
+    def in_encoding(self, encoding_name: str) -> TokenCounter:
+        """A counter like this one for another encoding (built once; its own cache)."""
+        sibling = self._siblings.get(encoding_name)
+        if sibling is None:
+            sibling = TokenCounter(encoding_name, executor=self._executor,
+                                   inline_limit_bytes=self._inline_limit,
+                                   parallelism=self._parallelism)
+            self._siblings[encoding_name] = sibling
+        return sibling
 
     async def count(
         self, endpoint: Endpoint, payload: Payload, thresholds: Sequence[int] = ()

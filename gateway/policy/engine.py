@@ -29,6 +29,7 @@ from gateway.policy.capacity import ROOM, assess, kv_need_tokens, queue_depth
 from gateway.policy.loader import PolicySet
 from gateway.policy.rules import DEFAULT_RULE, Rule
 from gateway.policy.scoring import Prediction, by_load, expected_output_tokens, order, predict
+from gateway.policy.token_counting import prompt_tokens_for
 from gateway.types import (
     Backend,
     FleetSnapshot,
@@ -84,26 +85,24 @@ def decide(
     load_aware = strategy == "load_aware"
 
     rejected: list[Rejection] = []
-    needed = profile.prompt_tokens + (profile.max_output_tokens or 0)
     floor = rule.quality_floor(profile)
-    fits = [b for b in pool if _admissible(b, rule, profile, needed, floor, rejected)]
+    fits = [b for b in pool if _admissible(b, rule, profile, floor, rejected)]
     if not fits:
         raise _nothing_fits(request, rule, rejected)
 
     output = expected_output_tokens(profile)
-    need_kv = kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens)
     live = fleet if load_aware or rule.backends is not None else _health_only(fleet)
-    good, degraded = _triage(fits, rule, profile, live, policy, output, need_kv, rejected)
+    good, degraded = _triage(fits, rule, profile, live, policy, output, rejected)
     spilled = False
     if not good and rule.spill_to:
         present = {b.name for b in pool}
         spill = [
             policy.backends[n] for n in rule.spill_to
             if n not in present and _admissible(
-                policy.backends[n], rule, profile, needed, floor, rejected
+                policy.backends[n], rule, profile, floor, rejected
             )
         ]
-        good, more = _triage(spill, rule, profile, live, policy, output, need_kv, rejected)
+        good, more = _triage(spill, rule, profile, live, policy, output, rejected)
         degraded += more
         spilled = bool(good)
 
@@ -128,7 +127,7 @@ def decide(
         present = {b.name for b in ordered}
         for name in rule.fallbacks:
             backend = policy.backends[name]
-            if name not in present and _admissible(backend, rule, profile, needed, 0, rejected):
+            if name not in present and _admissible(backend, rule, profile, 0, rejected):
                 ordered.append(backend)
                 present.add(name)
     if rule.max_fallbacks is not None:
@@ -163,7 +162,6 @@ def _triage(
     fleet: FleetSnapshot,
     policy: PolicySet,
     output: int,
-    need_kv: int,
     rejected: list[Rejection],
 ) -> tuple[list[Prediction], list[Prediction]]:
     """Split candidates into those that can take the request now and the degraded: circuit
@@ -182,6 +180,8 @@ def _triage(
         else:
             # The engine's queue, computed once for both the pressure and the prediction.
             depth = queue_depth(backend, state) if state.load is not None else None
+            need_kv = kv_need_tokens(prompt_tokens_for(backend, profile),
+                                     profile.max_output_tokens)
             pressure = assess(backend, state, need_kv, now, telemetry, depth)
         prediction = predict(backend, profile, state, output, pressure, depth)
         if pressure.hard:
@@ -232,27 +232,26 @@ def _admissible(
     backend: Backend,
     rule: Rule,
     profile: Profile,
-    needed: int,
     floor: int,
     rejected: list[Rejection],
 ) -> bool:
-    # The common case (everything passes) costs four comparisons; reasons are only
+    # The common case (everything passes) costs a few comparisons; reasons are only
     # formatted for the rejected.
     zones, names = rule.allow_zones, rule.allow_backends
-    if (
-        (zones is None or backend.zone in zones)
-        and (names is None or backend.name in names)
-        and needed <= backend.context_window
-        and backend.quality_tier >= floor
-    ):
-        return True
+    allowed = (zones is None or backend.zone in zones) and (names is None or backend.name in names)
+    prompt = 0
+    if allowed:
+        prompt = prompt_tokens_for(backend, profile)  # as the backend's tokenizer counts it
+        if (prompt + (profile.max_output_tokens or 0) <= backend.context_window
+                and backend.quality_tier >= floor):
+            return True
     if zones is not None and backend.zone not in zones:
         reason = f"zone {backend.zone} not allowed by rule {rule.name}"
     elif names is not None and backend.name not in names:
         reason = f"not in rule {rule.name}'s allowed backends"
-    elif needed > backend.context_window:
+    elif prompt + (profile.max_output_tokens or 0) > backend.context_window:
         reason = (
-            f"{CONTEXT} {backend.context_window} < prompt {profile.prompt_tokens}"
+            f"{CONTEXT} {backend.context_window} < prompt {prompt}"
             f" + max_tokens {profile.max_output_tokens or 0}"
         )
     else:

@@ -24,6 +24,13 @@ from gateway.policy.schema import (
     SimulatorSpec,
     TenantSpec,
 )
+from gateway.policy.token_counting import (
+    DEFAULT_ESTIMATE_RATIO,
+    REFERENCE_ENCODING,
+    default_counting,
+    extra_encodings,
+    window_threshold,
+)
 from gateway.policy.validation import semantic_problems
 from gateway.types import Backend, PricePerMTok, TenantDetector, Zone
 
@@ -112,7 +119,23 @@ class PolicySet:
         if pool is None:
             return ()
         reserve = max_output_tokens or 0
-        return tuple(sorted({b.context_window - reserve for b in pool.backends}))
+        return tuple(sorted({window_threshold(b, reserve) for b in pool.backends
+                             if b.token_encoding in (None, REFERENCE_ENCODING)}))
+
+    def other_encodings(
+        self, model: str, max_output_tokens: int | None
+    ) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """Encodings besides o200k that backends of this model's pool count in exactly (cl100k
+        for older OpenAI models), each with its thresholds in that encoding."""
+        pool = self.pool(model)
+        if pool is None:
+            return ()
+        reserve = max_output_tokens or 0
+        return tuple(
+            (encoding, tuple(sorted({window_threshold(b, reserve) for b in pool.backends
+                                     if b.token_encoding == encoding})))
+            for encoding in extra_encodings(pool.backends)
+        )
 
     def metrics_targets(self) -> dict[str, str]:
         """Backend name → Prometheus URL, for every backend whose engine is scraped."""
@@ -215,6 +238,14 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         ttft_s, tpot_s = spec.latency.ttft_ms / 1000, spec.latency.tpot_ms / 1000
     kv = spec.kv
     metrics_url = str(spec.metrics_url) if spec.metrics_url is not None else None
+    token_encoding, token_ratio = default_counting(spec.provider, spec.model)
+    tokenize_url = None
+    if spec.tokens is not None:
+        exact = spec.tokens.count in ("o200k_base", "cl100k_base")
+        token_encoding = spec.tokens.count if exact else None
+        token_ratio = 1.0 if exact else spec.tokens.ratio or DEFAULT_ESTIMATE_RATIO
+        if spec.tokens.count == "tokenize":
+            tokenize_url = engine_url(str(spec.base_url), "tokenize")
     if metrics_url is None and spec.provider == "vllm":
         metrics_url = default_metrics_url(str(spec.base_url))
     return Backend(
@@ -246,14 +277,22 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
         gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
         gpu_count=spec.gpu.count if spec.gpu is not None else None,
+        token_encoding=token_encoding,
+        token_ratio=token_ratio,
+        tokenize_url=tokenize_url,
     )
 
 
 def default_metrics_url(base_url: str) -> str:
-    """vLLM serves /metrics at the server root, while base_url is usually its /v1."""
+    return engine_url(base_url, "metrics")
+
+
+def engine_url(base_url: str, path: str) -> str:
+    """vLLM serves /metrics and /tokenize at the server root, while base_url is usually its
+    /v1."""
     parts = urlsplit(base_url)
     root = parts.path.rstrip("/").removesuffix("/v1")
-    return urlunsplit((parts.scheme, parts.netloc, f"{root}/metrics", "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, f"{root}/{path}", "", ""))
 
 
 def _problems(exc: ValidationError, root: yaml.Node | None, source: str) -> list[PolicyProblem]:

@@ -68,6 +68,28 @@ class SimulatorSpec(Strict):
     prefill_tokens_per_s: float | None = Field(default=None, gt=0)
 
 
+class TokensSpec(Strict):
+    """How prompts are counted against this backend's context window and prices."""
+
+    count: Literal["o200k_base", "cl100k_base", "estimate", "tokenize"] = Field(
+        description="o200k_base / cl100k_base: exact, in the OpenAI encoding the model uses; "
+        "estimate: the o200k count times `ratio`, for tokenizers the gateway does not ship "
+        "(open-weight models, Anthropic); tokenize (vllm): the estimate, and the engine's "
+        "own count from its /tokenize when the estimate says the prompt does not fit",
+    )
+    ratio: float | None = Field(
+        default=None, ge=0.5, le=8,
+        description="estimate: the backend's tokens per o200k token, safety margin included "
+        "(default 1.25; other languages can need far more)",
+    )
+
+    @model_validator(mode="after")
+    def _ratio_only_for_estimates(self) -> TokensSpec:
+        if self.ratio is not None and self.count not in ("estimate", "tokenize"):
+            raise ValueError("ratio applies to count: estimate or tokenize only")
+        return self
+
+
 class BackendSpec(Strict):
     name: str = Field(pattern=NAME_PATTERN)
     provider: Literal["vllm", "openai", "openai_compat", "azure", "anthropic"]
@@ -124,6 +146,12 @@ class BackendSpec(Strict):
     )
     timeout_s: float | None = Field(default=None, gt=0, description="read timeout")
     max_connections: int | None = Field(default=None, ge=1)
+    tokens: TokensSpec | None = Field(
+        default=None,
+        description="how prompts are counted for this backend (default: exact in the "
+        "OpenAI model's encoding for openai/azure, an estimate at 1.25x the o200k count for "
+        "anthropic and self-hosted models)",
+    )
     simulate: SimulatorSpec | None = None
 
     @field_validator("base_url")
@@ -144,6 +172,10 @@ class BackendSpec(Strict):
             raise ValueError("max_tokens_field applies to OpenAI-family providers only")
         if self.auth == "api_key" and self.provider not in ("azure", "anthropic"):
             raise ValueError("auth: api_key applies to providers azure and anthropic only")
+        if self.tokens is not None and self.tokens.count == "tokenize" and (
+            self.provider != "vllm"
+        ):
+            raise ValueError("tokens: {count: tokenize} needs provider vllm (its /tokenize)")
         if self.provider == "azure":
             path = (self.base_url.path or "").rstrip("/")
             if self.deployment and not self.api_version:

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from gateway.policy.capacity import ROOM, Pressure, predict_latency
 from gateway.policy.rules import Objective
+from gateway.policy.token_counting import prompt_tokens_for
 from gateway.types import Backend, BackendState, Profile
 
 TYPICAL_OUTPUT_TOKENS = 256
@@ -43,11 +44,12 @@ def predict(
     depth: tuple[int, int] | None = None,
 ) -> Prediction:
     price = backend.price
-    cost = price.cost_micro_usd(profile.prompt_tokens, output) if price is not None else 0
+    prompt = prompt_tokens_for(backend, profile)
+    cost = price.cost_micro_usd(prompt, output) if price is not None else 0
     if state is None:
         ttft, tpot = backend.ttft_s, backend.tpot_s
         return Prediction(backend, cost, ttft, tpot, ttft + tpot * output, pressure)
-    ttft, tpot, wait = predict_latency(backend, state, profile.prompt_tokens, depth)
+    ttft, tpot, wait = predict_latency(backend, state, prompt, depth)
     return Prediction(
         backend, cost, ttft, tpot, ttft + tpot * output, pressure, wait, state.in_flight
     )

@@ -26,6 +26,7 @@ from gateway.budget.pricing import cost_micro_usd
 from gateway.budget.store import BudgetStore
 from gateway.errors import BudgetStoreUnavailable, QuotaExceeded, RateLimited
 from gateway.policy.loader import PolicySet
+from gateway.policy.token_counting import prompt_tokens_for
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.types import Profile, RouteDecision, TenantContext, Usage
 
@@ -164,6 +165,7 @@ def worst_case(profile: Profile, decision: RouteDecision) -> tuple[int, int]:
     """(micro-USD, tokens) to reserve: the whole prompt and every output token allowed, at the
     dearest candidate's price (a fallback may serve it)."""
     output = profile.max_output_tokens or DEFAULT_RESERVE_OUTPUT_TOKENS
-    usage = Usage(profile.prompt_tokens, output)
-    cost = max(cost_micro_usd(usage, b.price) for b in decision.candidates)
-    return cost, usage.total_tokens
+    # Each candidate's own count: an estimated tokenizer may see more tokens than o200k.
+    usages = [Usage(prompt_tokens_for(b, profile), output) for b in decision.candidates]
+    cost = max(cost_micro_usd(u, b.price) for u, b in zip(usages, decision.candidates, strict=True))
+    return cost, max(u.total_tokens for u in usages)

@@ -26,6 +26,7 @@ async def explain(
     profile = await classifier.profile(
         request, policy.token_thresholds(request.model, request.max_output_tokens),
         detectors=policy.tenant_detectors(tenant.tenant_name),
+        other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
     )
     out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
                            "profile": describe_profile(profile)}

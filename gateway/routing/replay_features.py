@@ -3,10 +3,10 @@ the replay. Rows with equal keys get the same decision, so each key is decided o
 
 Sizes and p_strong are exact numbers and nearly every row has its own, but with an empty
 fleet decide() only compares them with the policy's thresholds: rule bounds, and context
-windows against prompt + max_tokens. So the key holds which side of each threshold a row
-is on, unless some rule orders by an objective (predicted cost and time then vary with
-the sizes themselves, and the key keeps them exact). A test holds this equal to deciding
-every row on its own.
+windows against prompt + max_tokens (the prompt as each backend counts it). So the key
+holds which side of each threshold a row is on, unless some rule orders by an objective
+(predicted cost and time then vary with the sizes themselves, and the key keeps them
+exact). A test holds this equal to deciding every row on its own.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from gateway.audit.records import Row
 from gateway.policy.loader import PolicySet
 from gateway.policy.rules import Bounds
+from gateway.policy.token_counting import tokens_for
 
 FeatureKey = tuple[Any, ...]
 
@@ -27,18 +28,20 @@ class FeatureKeys:
         self._prompt = _distinct(r.prompt_tokens for r in rules)
         self._output = _distinct(r.max_output_tokens for r in rules)
         self._p_strong = _distinct(r.p_strong for r in rules)
-        self._windows = tuple(sorted({b.context_window for b in policy.backends.values()}))
+        # One backend per distinct way of counting and window: where eligibility can change.
+        self._fits = tuple({(b.token_encoding, b.token_ratio, b.context_window): b
+                            for b in policy.backends.values()}.values())
 
     def key(self, row: Row) -> FeatureKey:
         prompt, output = row["prompt_tokens"], row["max_output_tokens"]
         if self._exact_sizes:
             sizes: tuple[Any, ...] = (prompt, output)
         else:
-            needed = prompt + (output or 0)
             sizes = (
                 tuple(b.contains(prompt) for b in self._prompt),
                 None if output is None else tuple(b.contains(output) for b in self._output),
-                tuple(needed <= w for w in self._windows),
+                tuple(tokens_for(b, prompt) + (output or 0) <= b.context_window
+                      for b in self._fits),
             )
         p_strong = row["p_strong"]
         strength = None if p_strong is None else tuple(

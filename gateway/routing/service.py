@@ -23,6 +23,7 @@ from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
 from gateway.routing.budgeting import BudgetGate, worst_case
 from gateway.routing.content_capture import capture
+from gateway.routing.engine_counts import EngineCounter, with_engine_counts
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.streaming import Relay, StreamOutcome
@@ -68,6 +69,7 @@ class RoutingService:
         providers: Mapping[str, Provider],
         audit: AuditWriter,
         tracing: Tracing | None = None,
+        engine_counter: EngineCounter | None = None,
     ) -> None:
         self._policy = policy
         self._classifier = classifier
@@ -78,6 +80,7 @@ class RoutingService:
         self._audit = audit
         self._finishing: set[asyncio.Task[int]] = set()  # stream ends outliving their client
         self._tracing = tracing or Tracing()  # off unless the composition root traces
+        self._engine_counter = engine_counter  # vLLM's /tokenize, for backends that allow it
         self._rotation = itertools.count()
 
     async def handle(self, tenant: TenantContext, request: RouteRequest,
@@ -90,7 +93,9 @@ class RoutingService:
         profile = trace.spans.classified(await self._classifier.profile(  # 1 classify
             request, policy.token_thresholds(request.model, request.max_output_tokens),
             detectors=trace.detectors,
+            other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
         ))
+        profile = await with_engine_counts(profile, request, policy, self._engine_counter)
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
             spec = policy.tenant_specs.get(tenant.tenant_name)

@@ -64,7 +64,8 @@ def test_a_hard_budget_stops_requests_with_insufficient_quota_and_no_retry(
 ) -> None:
     gw = limited
     spent = float(tenant_scope(usage(gw))["spent_today_usd"])  # type: ignore[arg-type]
-    put_limits(gw, "tenant", {"budget": {"daily_usd": spent + 0.00002}})
+    # Room for one request: its worst case is ~21 µUSD (prompt at the self-hosted margin).
+    put_limits(gw, "tenant", {"budget": {"daily_usd": spent + 0.00003}})
     served = 0
     with openai.OpenAI(base_url=f"{gw.url}/v1", api_key=gw.key, max_retries=3) as client, \
             pytest.raises(openai.RateLimitError) as info:

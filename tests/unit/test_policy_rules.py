@@ -116,8 +116,9 @@ def test_cheapest_orders_by_predicted_cost_and_reports_it() -> None:
     # An underused 4×H100 deployment priced at its expected throughput ($5/M tokens) costs
     # more per request than the API: self-hosted is not automatically cheaper.
     assert names(d) == ["small", "frontier", "big"]
-    # small: $0.8/h at 4000 tok/s = $0.0556/M; 1000 prompt + 256 expected output tokens
-    assert d.predicted_cost_micro_usd == round(1256 * 0.8 / (4000 * 3600) * 1e6)
+    # small: $0.8/h at 4000 tok/s = $0.0556/M; 1000 o200k prompt tokens, which a
+    # self-hosted tokenizer is assumed to see as 1250 (the default estimate), + 256 output
+    assert d.predicted_cost_micro_usd == round(1506 * 0.8 / (4000 * 3600) * 1e6)
 
 
 def test_slo_misses_are_moved_last_not_dropped() -> None:

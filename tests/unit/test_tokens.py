@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.classify.images import BASE_TOKENS, MAX_TOKENS, image_tokens, tiled_tokens
+from gateway.classify.profiler import RequestClassifier
 from gateway.classify.tokens import (
     PER_MESSAGE_TOKENS,
     REPLY_PRIMER_TOKENS,
@@ -19,7 +20,7 @@ from gateway.classify.tokens import (
     count_text,
     utf8_len,
 )
-from gateway.types import Endpoint
+from gateway.types import Endpoint, RouteRequest
 
 COUNTER = TokenCounter("o200k_base")
 
@@ -131,3 +132,17 @@ def test_safe_splits_count_exactly(pieces: list[str], parts: int) -> None:
     assert "".join(split) == text
     for enc in ("o200k_base", "cl100k_base"):
         assert sum(count_text(p, enc) for p in split) == count_text(text, enc)
+
+
+async def test_a_profile_counts_other_encodings_the_pool_needs() -> None:
+    hindi = "सरकार ने बुधवार को ऊर्जा की बढ़ती कीमतों से निपटने के लिए नए उपायों की घोषणा की। " * 20
+    request = RouteRequest("r", Endpoint.CHAT, "m", chat(hindi))
+    classifier = RequestClassifier(TokenCounter("o200k_base"))
+    profile = await classifier.profile(request, [1], other_encodings=[("cl100k_base", [1])])
+    (encoding, cl100k), = profile.prompt_tokens_by_encoding
+    assert encoding == "cl100k_base"
+    exact = await TokenCounter("cl100k_base").count(Endpoint.CHAT, chat(hindi), [1])
+    assert cl100k == exact.tokens
+    assert cl100k > 2 * profile.prompt_tokens  # why a fixed ratio would not do
+    plain = await classifier.profile(request, [1])
+    assert plain.prompt_tokens_by_encoding == ()

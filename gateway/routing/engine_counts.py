@@ -1,0 +1,37 @@
+"""Step 1b of the request path: for backends whose policy lets them count a prompt
+themselves (`tokens: {count: tokenize}`), ask those the estimate would turn away, at once
+and in parallel, and add their answers to the profile."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Protocol
+
+from gateway.policy.loader import PolicySet
+from gateway.policy.token_counting import engine_key, needs_engine_count
+from gateway.types import Backend, Endpoint, Payload, Profile, RouteRequest
+
+
+class EngineCounter(Protocol):
+    async def count(
+        self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
+    ) -> int | None: ...
+
+
+async def with_engine_counts(
+    profile: Profile, request: RouteRequest, policy: PolicySet, counter: EngineCounter | None
+) -> Profile:
+    pool = policy.pool(request.model)
+    if counter is None or pool is None:
+        return profile
+    asks = [b for b in pool.backends if needs_engine_count(b, profile)]
+    if not asks:
+        return profile  # the common case: no backend asks, or every estimate fits
+    counts = await asyncio.gather(*(
+        counter.count(b, request.endpoint, request.payload, request.request_id) for b in asks
+    ))
+    found = tuple((engine_key(b), n) for b, n in zip(asks, counts, strict=True) if n is not None)
+    if not found:
+        return profile
+    return replace(profile, prompt_tokens_by_encoding=profile.prompt_tokens_by_encoding + found)
