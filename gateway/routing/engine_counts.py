@@ -25,13 +25,21 @@ async def with_engine_counts(
     pool = policy.pool(request.model)
     if counter is None or pool is None:
         return profile
+    # The pool's backends only: a rule's spill_to or fallbacks outside it keep the estimate.
     asks = [b for b in pool.backends if needs_engine_count(b, profile)]
     if not asks:
         return profile  # the common case: no backend asks, or every estimate fits
-    counts = await asyncio.gather(*(
-        counter.count(b, request.endpoint, request.payload, request.request_id) for b in asks
+    # Replicas of one deployment (same engine URL and model) are asked once.
+    engines = {(b.tokenize_url, b.model): b for b in asks}
+    answers = await asyncio.gather(*(
+        counter.count(b, request.endpoint, request.payload, request.request_id)
+        for b in engines.values()
     ))
-    found = tuple((engine_key(b), n) for b, n in zip(asks, counts, strict=True) if n is not None)
+    by_engine = dict(zip(engines, answers, strict=True))
+    found = tuple(
+        (engine_key(b), n) for b in asks
+        if (n := by_engine[(b.tokenize_url, b.model)]) is not None
+    )
     if not found:
         return profile
     return replace(profile, prompt_tokens_by_encoding=profile.prompt_tokens_by_encoding + found)
