@@ -47,8 +47,8 @@ from gateway.policy.store import PolicyStore
 from gateway.policy.token_counting import extra_encodings
 from gateway.providers.anthropic import AnthropicProvider
 from gateway.providers.azure import AzureDialect
+from gateway.providers.engine_tokens import EngineTokenCounter
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
-from gateway.providers.vllm_tokenize import EngineTokenCounter
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
 from gateway.routing.limits import LimitsResolver
@@ -144,7 +144,8 @@ def create_app(
             asyncio.get_running_loop().run_in_executor(token_pool, warm_worker, encoding)
             for encoding in encodings for _ in range(2)
         ))
-        # Engines' own token counts (vLLM /tokenize) for backends whose policy asks for them.
+        # Backends' own token counts (vLLM /tokenize, Anthropic count_tokens) where the policy
+        # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
         limits_repo = LimitsRepository(engine)
         limits = LimitsResolver(limits_repo.overrides, ttl_s=settings.limits_cache_ttl_s)

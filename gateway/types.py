@@ -166,8 +166,8 @@ class Backend:
     # encoding, or (None) estimated as the o200k count times `token_ratio`, a margin included.
     token_encoding: str | None = "o200k_base"
     token_ratio: float = 1.0
-    # Estimated backends may be asked for their exact count (vLLM's /tokenize) when the
-    # estimate says a prompt does not fit.
+    # Estimated backends may be asked for their exact count at this URL (vLLM /tokenize,
+    # Anthropic count_tokens) when the estimate says a prompt does not fit.
     tokenize_url: str | None = None
 
 

@@ -245,7 +245,7 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         token_encoding = spec.tokens.count if exact else None
         token_ratio = 1.0 if exact else spec.tokens.ratio or DEFAULT_ESTIMATE_RATIO
         if spec.tokens.count == "tokenize":
-            tokenize_url = engine_url(str(spec.base_url), "tokenize")
+            tokenize_url = _count_url(spec.provider, str(spec.base_url).rstrip("/"))
     if metrics_url is None and spec.provider == "vllm":
         metrics_url = default_metrics_url(str(spec.base_url))
     return Backend(
@@ -285,6 +285,15 @@ def _compile_backend(spec: BackendSpec) -> Backend:
 
 def default_metrics_url(base_url: str) -> str:
     return engine_url(base_url, "metrics")
+
+
+def _count_url(provider: str, base_url: str) -> str:
+    """Where a backend counts a prompt itself: vLLM's /tokenize, Anthropic's count_tokens
+    (base_url with or without its /v1, as for messages)."""
+    if provider == "anthropic":
+        base = base_url if base_url.endswith("/v1") else f"{base_url}/v1"
+        return f"{base}/messages/count_tokens"
+    return engine_url(base_url, "tokenize")
 
 
 def engine_url(base_url: str, path: str) -> str:

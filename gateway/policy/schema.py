@@ -74,8 +74,9 @@ class TokensSpec(Strict):
     count: Literal["o200k_base", "cl100k_base", "estimate", "tokenize"] = Field(
         description="o200k_base / cl100k_base: exact, in the OpenAI encoding the model uses; "
         "estimate: the o200k count times `ratio`, for tokenizers the gateway does not ship "
-        "(open-weight models, Anthropic); tokenize (vllm): the estimate, and the engine's "
-        "own count from its /tokenize when the estimate says the prompt does not fit",
+        "(open-weight models, Anthropic); tokenize (vllm, anthropic): the estimate, and the "
+        "backend's own count (vLLM /tokenize, Anthropic count_tokens) when the estimate says "
+        "the prompt does not fit",
     )
     ratio: float | None = Field(
         default=None, ge=0.5, le=8,
@@ -173,9 +174,10 @@ class BackendSpec(Strict):
         if self.auth == "api_key" and self.provider not in ("azure", "anthropic"):
             raise ValueError("auth: api_key applies to providers azure and anthropic only")
         if self.tokens is not None and self.tokens.count == "tokenize" and (
-            self.provider != "vllm"
+            self.provider not in ("vllm", "anthropic")
         ):
-            raise ValueError("tokens: {count: tokenize} needs provider vllm (its /tokenize)")
+            raise ValueError("tokens: {count: tokenize} needs provider vllm (its /tokenize) "
+                             "or anthropic (its count_tokens)")
         if self.provider == "azure":
             path = (self.base_url.path or "").rstrip("/")
             if self.deployment and not self.api_version:

@@ -80,7 +80,7 @@ class RoutingService:
         self._audit = audit
         self._finishing: set[asyncio.Task[int]] = set()  # stream ends outliving their client
         self._tracing = tracing or Tracing()  # off unless the composition root traces
-        self._engine_counter = engine_counter  # vLLM's /tokenize, for backends that allow it
+        self._engine_counter = engine_counter  # backends' own counts, where the policy allows
         self._rotation = itertools.count()
 
     async def handle(self, tenant: TenantContext, request: RouteRequest,

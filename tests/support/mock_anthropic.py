@@ -53,26 +53,36 @@ class MockAnthropic:
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def app(self) -> Starlette:
-        return Starlette(routes=[Route("/v1/messages", self._messages, methods=["POST"])])
+        return Starlette(routes=[
+            Route("/v1/messages", self._messages, methods=["POST"]),
+            Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]),
+        ])
 
     def last(self) -> Recorded:
         return self.requests[-1]
 
-    async def _messages(self, request: Request) -> Response:
+    async def _receive(self, request: Request) -> tuple[str, Any, Response | None]:
+        """(request id, parsed body, refusal for a bad key or missing version), recorded."""
         request_id = f"req_mock{next(self.ids)}"
-        raw = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
         try:
-            body = orjson.loads(raw)
+            body = orjson.loads(await request.body())
         except orjson.JSONDecodeError:
             body = None
         self.requests.append(Recorded(headers, body))
         bearer = headers.get("authorization", "").removeprefix("Bearer ")
         if self.api_key not in (headers.get("x-api-key"), bearer):
-            return _error("authentication_error", "invalid x-api-key", request_id)
+            return request_id, body, _error("authentication_error", "invalid x-api-key",
+                                            request_id)
         if "anthropic-version" not in headers:
-            return _error("invalid_request_error", "anthropic-version: header is required",
-                          request_id)
+            return request_id, body, _error(
+                "invalid_request_error", "anthropic-version: header is required", request_id)
+        return request_id, body, None
+
+    async def _messages(self, request: Request) -> Response:
+        request_id, body, refused = await self._receive(request)
+        if refused is not None:
+            return refused
         problem = validate_body(body)
         if problem is not None:
             return _error(problem[0], problem[1], request_id)
@@ -87,6 +97,40 @@ class MockAnthropic:
             )
         return Response(orjson.dumps(answer.message()), media_type="application/json",
                         headers={"request-id": request_id})
+
+
+    async def _count_tokens(self, request: Request) -> Response:
+        """`{"input_tokens": n}`; this mock's tokenizer is one token per whitespace-separated
+        word of the system prompt and text blocks. Fields a Messages request has but
+        count_tokens does not (max_tokens, stream, …) are refused, as the real API does."""
+        request_id, body, refused = await self._receive(request)
+        if refused is not None:
+            return refused
+        if not isinstance(body, dict) or "model" not in body or "messages" not in body:
+            return _error("invalid_request_error", "model and messages: Field required",
+                          request_id)
+        for key in body:
+            if key not in COUNT_FIELDS:
+                return _error("invalid_request_error", f"{key}: Extra inputs are not permitted",
+                              request_id)
+        return Response(orjson.dumps({"input_tokens": _words(body)}),
+                        media_type="application/json", headers={"request-id": request_id})
+
+
+COUNT_FIELDS = frozenset(("model", "messages", "system", "tools", "tool_choice", "thinking",
+                          "mcp_servers"))
+
+
+def _words(body: dict[str, Any]) -> int:
+    system = body.get("system") or ""
+    texts = [system] if isinstance(system, str) else [b.get("text", "") for b in system]
+    for message in body["messages"]:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [b.get("text", "") for b in content if b.get("type") == "text"]
+    return sum(len(t.split()) for t in texts)
 
 
 def _error(error_type: str, message: str, request_id: str) -> Response:

@@ -149,8 +149,12 @@ def test_engines_that_count_for_themselves() -> None:
     assert "llama-wide" in {b.name for b in decision.candidates}
 
 
-def test_only_vllm_backends_can_be_asked() -> None:
+def test_only_vllm_and_anthropic_backends_can_be_asked() -> None:
     text = POLICY.replace("    model: gpt-4-turbo\n", "    model: gpt-4-turbo\n"
                           "    tokens: {count: tokenize}\n")
     with pytest.raises(PolicyError, match="needs provider vllm"):
         parse_policy(text)
+    counted = POLICY.replace("    model: claude-sonnet-4\n",
+                             "    model: claude-sonnet-4\n    tokens: {count: tokenize}\n")
+    claude = parse_policy(counted).backends["claude"]
+    assert claude.tokenize_url == "https://api.anthropic.com/v1/messages/count_tokens"

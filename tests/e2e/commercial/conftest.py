@@ -50,6 +50,12 @@ backends:
      api_key_env: TEST_ANTHROPIC_WRONG_KEY, zone: external, context_window: 200000}}
   - {{name: claude-missing, provider: anthropic, base_url: "{claude}", model: claude-missing,
      api_key_env: TEST_ANTHROPIC_KEY, zone: external, context_window: 200000}}
+  - {{name: claude-counted, provider: anthropic, base_url: "{claude}", model: claude-small,
+     api_key_env: TEST_ANTHROPIC_KEY, zone: external, context_window: 1000,
+     tokens: {{count: tokenize, ratio: 4}}}}
+  - {{name: claude-guessed, provider: anthropic, base_url: "{claude}/v1", model: claude-small,
+     api_key_env: TEST_ANTHROPIC_KEY, zone: external, context_window: 1000,
+     tokens: {{count: estimate, ratio: 4}}}}
   - {{name: azure-classic, provider: azure, base_url: "{azure}", deployment: gpt4o,
      api_version: "2024-10-21", model: gpt-4o, api_key_env: TEST_AZURE_KEY, zone: external,
      context_window: 128000}}
@@ -74,6 +80,8 @@ models:
   claude-misconfigured: {{backends: [claude-badkey, claude], strategy: priority}}
   azure-pool: {{backends: [azure-classic, azure-v1], strategy: priority}}
   all-dead: [dead]
+  claude-counted: [claude-counted]
+  claude-guessed: [claude-guessed]
 rules:
   - name: sensitive-stays-home
     when: {{sensitivity: [pii, phi, secret]}}
