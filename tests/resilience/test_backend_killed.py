@@ -27,7 +27,12 @@ pytestmark = pytest.mark.resilience
 
 CLIENTS = 8
 VICTIM = "sim-a"
-HELLO = [{"role": "user", "content": "Keep going while an engine dies."}]
+
+
+def hello(n: int) -> list[dict[str, str]]:
+    # A prompt per request: one shared prompt would be pinned to a single engine by prefix
+    # affinity, and the engine to kill might then see no streams at all.
+    return [{"role": "user", "content": f"Keep going while an engine dies ({n})."}]
 
 
 @dataclass
@@ -59,7 +64,7 @@ def one_request(client: openai.OpenAI, n: int, tally: Tally) -> None:
         if stream:
             finish = None
             raw = client.chat.completions.with_raw_response.create(
-                model="auto", messages=HELLO, max_tokens=24, stream=True)  # type: ignore[arg-type]
+                model="auto", messages=hello(n), max_tokens=24, stream=True)  # type: ignore[arg-type]
             on_victim = raw.headers["x-gateway-backend"] == VICTIM
             try:
                 for chunk in raw.parse():
@@ -77,7 +82,7 @@ def one_request(client: openai.OpenAI, n: int, tally: Tally) -> None:
             # would look complete to the SDK: that is a failure too.
             assert finish is not None, f"stream ended silently after {chunks} chunks"
         else:
-            answer = client.chat.completions.create(model="auto", messages=HELLO, max_tokens=24)  # type: ignore[arg-type]
+            answer = client.chat.completions.create(model="auto", messages=hello(n), max_tokens=24)  # type: ignore[arg-type]
             assert answer.choices[0].message.content
     except AssertionError as exc:
         with tally.lock:
