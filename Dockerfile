@@ -14,9 +14,13 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 WORKDIR /src
 # Dependencies in a layer of their own (from pyproject's list), so a code change does not
-# reinstall scikit-learn and friends.
+# reinstall scikit-learn and friends. EXTRAS adds optional groups: `--build-arg
+# EXTRAS=presidio` bakes in Presidio and its spaCy model (then GATEWAY_PRESIDIO=true).
+ARG EXTRAS=""
 COPY pyproject.toml README.md ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+RUN EXTRAS="${EXTRAS}" python -c "import os, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+      extra = [r for e in os.environ['EXTRAS'].split(',') if e for r in p['optional-dependencies'][e]]; \
+      print('\n'.join(p['dependencies'] + extra))" \
       > /tmp/requirements.txt \
  && /opt/venv/bin/pip install --no-cache-dir -r /tmp/requirements.txt
 COPY gateway ./gateway

@@ -1,6 +1,7 @@
 """Latency of the whole classify step (tokens + complexity + sensitivity) by prompt size.
 
-    python benchmarks/classify_latency.py [--calls 1000] [--large-calls 300]
+    python benchmarks/classify_latency.py [--calls 1000] [--large-calls 300] [--sizes 200,2000]
+                                          [--presidio]
 
 Targets: p99 ≤ 1 ms at 2K tokens, ≤ 30 ms at 128K. Prompts are English prose with code and
 a few identifiers (realistic for a scanner: most text has nothing to find, some does), sized
@@ -8,7 +9,8 @@ with the o200k encoding. The policy thresholds are a typical fleet's context win
 32K, 128K) less 256 output tokens, so small prompts are decided by the proven byte bound and
 large ones are counted exactly in the process pool the gateway uses. Each size is timed
 twice: a first sight of the text, and the same text again (chat clients resend history,
-and exact counts are cached per text).
+and exact counts are cached per text). `--presidio` adds the optional Presidio second
+opinion, in its own two worker processes as the gateway runs it (GATEWAY_PRESIDIO=true).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
+from gateway.classify.presidio import PresidioFinder, presidio_config
 from gateway.classify.standard import standard_classifier
 from gateway.classify.tokens import count_text
 from gateway.types import Endpoint, RouteRequest
@@ -54,15 +57,22 @@ def p99(samples: list[float]) -> float:
     return ordered[math.ceil(0.99 * len(ordered)) - 1]
 
 
-async def measure(calls: int, large_calls: int) -> list[tuple[int, str, float, float]]:
+async def measure(
+    calls: int, large_calls: int, sizes: tuple[int, ...], presidio: bool
+) -> list[tuple[int, str, float, float]]:
     pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
-    classifier = standard_classifier(pool, parallelism=2)  # as gateway/app.py builds it
+    presidio_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
+    extra = PresidioFinder(presidio_pool, presidio_config("", 0.4, ""), 2) if presidio else None
+    if extra is not None:
+        await extra.warm(2)
+    # As gateway/app.py builds it.
+    classifier = standard_classifier(pool, parallelism=2, extra=extra)
     base = corpus()
     rows = []
     try:
         await classifier.profile(RouteRequest("w", Endpoint.CHAT, "m", {
             "messages": [{"role": "user", "content": prompt_of(40_000, base, 0)}]}), THRESHOLDS)
-        for size in SIZES:
+        for size in sizes:
             n = calls if size <= 2_000 else large_calls
             prompts = [prompt_of(size, base, i) for i in range(n)]
             for label in ("first sight", "repeated"):
@@ -77,6 +87,7 @@ async def measure(calls: int, large_calls: int) -> list[tuple[int, str, float, f
                 rows.append((size, label, statistics.median(samples), p99(samples)))
     finally:
         pool.shutdown()
+        presidio_pool.shutdown()
     return rows
 
 
@@ -85,9 +96,14 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000, help="samples at 200 and 2K tokens")
     parser.add_argument("--large-calls", type=int, default=300,
                         help="samples at 32K and 128K tokens (distinct prompts, ~0.5 MB each)")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help="prompt sizes in tokens, comma-separated")
+    parser.add_argument("--presidio", action="store_true",
+                        help="with the optional Presidio second opinion")
     args = parser.parse_args()
-    rows = asyncio.run(measure(max(100, min(args.calls, 5000)),
-                               max(100, min(args.large_calls, 1000))))
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    rows = asyncio.run(measure(max(20, min(args.calls, 5000)),
+                               max(20, min(args.large_calls, 1000)), sizes, args.presidio))
     print(f"{'prompt tokens':>13}  {'text':<12} {'p50 ms':>8} {'p99 ms':>8}")
     for size, label, p50, p99 in rows:
         print(f"{size:>13,}  {label:<12} {p50:>8.3f} {p99:>8.3f}")

@@ -37,6 +37,7 @@ from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
 from gateway.budget.store import BudgetStore
+from gateway.classify.presidio import PresidioFinder, presidio_config
 from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.components import Components
@@ -70,6 +71,10 @@ def create_app(
     settings: Settings | None = None, *, policy: PolicySet | None = None
 ) -> HotPathApp:
     settings = settings or Settings()
+    # Checked now, so a gateway told to use Presidio without it installed never starts.
+    presidio = presidio_config(
+        settings.presidio_entities, settings.presidio_min_score, settings.presidio_model
+    ) if settings.presidio else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -135,7 +140,12 @@ def create_app(
         # Large exact token counts run in other processes (the encoder holds the GIL); two,
         # so a 128K-token prompt is counted in halves in parallel.
         token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
-        classifier = standard_classifier(token_pool, parallelism=2)
+        presidio_pool = ProcessPoolExecutor(
+            max_workers=settings.presidio_workers, mp_context=get_context("spawn")
+        ) if presidio is not None else None
+        second_opinion = (PresidioFinder(presidio_pool, presidio, settings.presidio_workers)
+                          if presidio_pool is not None and presidio is not None else None)
+        classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion)
         # Start both processes, load their vocabularies and compile their detectors now, not
         # on a user's request.
         encodings = ("o200k_base", *extra_encodings(policy_store.current.backends.values()))
@@ -143,7 +153,7 @@ def create_app(
         warm_up = asyncio.gather(*(
             asyncio.get_running_loop().run_in_executor(token_pool, warm_worker, encoding)
             for encoding in encodings for _ in range(2)
-        ))
+        ), *([second_opinion.warm(settings.presidio_workers)] if second_opinion else []))
         # Backends' own token counts (vLLM /tokenize, Anthropic count_tokens) where the policy
         # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
@@ -222,6 +232,8 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await warm_up  # retrieve its outcome: a cancelled gather must not log noise
             token_pool.shutdown(wait=False, cancel_futures=True)
+            if presidio_pool is not None:
+                presidio_pool.shutdown(wait=False, cancel_futures=True)
             with contextlib.suppress(BudgetUnavailable):
                 await budget_store.close()  # settles open leases while Redis is still there
             if redis is not None:

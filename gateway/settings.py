@@ -72,6 +72,15 @@ class Settings(BaseSettings):
     breaker_min_attempts: int = 20  # (the share is judged after this many attempts)
     breaker_cooldown_s: float = 10.0
 
+    # Optional second opinion on sensitivity: Microsoft Presidio (the `presidio` extra), in
+    # worker processes of its own beside the built-in detectors. It costs milliseconds per
+    # request where the built-in scan costs microseconds, so it is off unless asked for.
+    presidio: bool = False
+    presidio_entities: str = ""  # comma-separated Presidio entities; empty: the defaults
+    presidio_min_score: float = Field(default=0.4, ge=0, le=1)
+    presidio_model: str = ""  # a spaCy pipeline package; empty: the first English one installed
+    presidio_workers: int = Field(default=2, ge=1)
+
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Awaitable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol, TypeVar
 
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
+from gateway.classify.detectors.overlap import resolve
+from gateway.classify.known_values import WithKnownValues
 from gateway.classify.long_prompt import plan_shared
 from gateway.classify.payload_text import (
+    SpanScanner,
     extract_chat_text,
     field_strings,
     prefix_text,
@@ -42,11 +46,18 @@ from gateway.types import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds little signal
 
 
 class ComplexityEstimator(Protocol):
     def p_strong(self, text: str) -> float: ...
+
+
+class ExtraFinder(Protocol):
+    """A second opinion run beside the built-in scan, off the event loop (Presidio)."""
+
+    async def find(self, text: str) -> list[SensitiveSpan]: ...
 
 
 class SensitivityDetector(Protocol):
@@ -71,8 +82,10 @@ class RequestClassifier:
         sensitivity: SensitivityDetector | None = None,
         executor: Executor | None = None,
         parallelism: int = 1,
+        extra: ExtraFinder | None = None,
     ) -> None:
         self._tokens = tokens
+        self._extra = extra
         self._complexity = complexity
         self._sensitivity = sensitivity
         self._executor = executor  # for large scans: must run the built-in detectors
@@ -92,15 +105,29 @@ class RequestClassifier:
         assert self._sensitivity is not None, "redaction needs a sensitivity detector"
         return tenant_scanner(detectors) if detectors else self._sensitivity
 
-    def redact_text(self, text: str, detectors: TenantDetectors = ()) -> str:
+    def redaction_scanner(
+        self, request: RouteRequest, detectors: TenantDetectors = (),
+        profile: Profile | None = None,
+    ) -> SpanScanner:
+        """The per-string rescan, plus (given the request's profile) every recurrence of what
+        classification found, so a finding that routed the request is masked too."""
+        scanner: SpanScanner = self._scanner(detectors)
+        found = (*profile.spans, *profile.reserved_spans) if profile is not None else ()
+        if not found:
+            return scanner
+        text = scan_text(request.endpoint, request.payload)
+        return WithKnownValues(scanner, ((text[s.start:s.end], s) for s in found))
+
+    def redact_text(self, text: str, scanner: SpanScanner) -> str:
         """Free text (an answer, say) with every sensitive span replaced by its placeholder."""
-        return redact(text, self._scanner(detectors).scan_for_redaction(text))[0]
+        return redact(text, scanner.scan_for_redaction(text))[0]
 
     def redact(
-        self, request: RouteRequest, detectors: TenantDetectors = ()
+        self, request: RouteRequest, detectors: TenantDetectors = (),
+        profile: Profile | None = None,
     ) -> tuple[Payload, RedactionMap]:
         """The payload with every sensitive span replaced by a typed placeholder."""
-        scanner = self._scanner(detectors)
+        scanner = self.redaction_scanner(request, detectors, profile)
         if request.endpoint is Endpoint.CHAT:
             return redact_chat_payload(request.payload, scanner)
         mapping = RedactionMap()
@@ -132,18 +159,22 @@ class RequestClassifier:
         encodings besides the counter's that backends of the pool use, with their own
         thresholds (counted after the rest: only pools of older OpenAI models need them)."""
         text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
-        # Prepared before any work goes to the pool: preparing holds the GIL, which the
-        # pool's feeder thread needs to ship the work.
-        counting = self._tokens.prepare(request.endpoint, request.payload, thresholds)
-        if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
-            count, found = await self._long_prompt(text, counting, detectors)
-        else:
-            count = await self._tokens.finish(counting)
-            found = self._scanner(detectors).scan_for_redaction(text) if self._sensitivity else []
+        # Started first: it takes the longest, in processes of its own.
+        extra = (asyncio.ensure_future(self._extra.find(text))
+                 if self._extra is not None and text else None)
+        try:
+            found, count = await self._scan_and_count(request, text, thresholds, detectors)
+        except BaseException:
+            if extra is not None:
+                extra.cancel()
+                extra.add_done_callback(_retrieve)
+            raise
         complexity = None
         if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
             p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
             complexity = Complexity(p, classify(p, complexity_thresholds))
+        if extra is not None:
+            found = resolve([*found, *await _second_opinion(extra)])
         spans = tuple(s for s in found if not s.reserved)
         others = []
         for encoding, limits in other_encodings:
@@ -162,6 +193,20 @@ class RequestClassifier:
             affinity_key=affinity_key(request),
             prompt_tokens_by_encoding=tuple(others),
         )
+
+    async def _scan_and_count(
+        self, request: RouteRequest, text: str, thresholds: Sequence[int],
+        detectors: TenantDetectors,
+    ) -> tuple[list[SensitiveSpan], TokenCount]:
+        # Prepared before any work goes to the pool: preparing holds the GIL, which the
+        # pool's feeder thread needs to ship the work.
+        counting = self._tokens.prepare(request.endpoint, request.payload, thresholds)
+        if self._executor is not None and len(text) > SCAN_INLINE_CHARS:
+            count, found = await self._long_prompt(text, counting, detectors)
+            return found, count
+        count = await self._tokens.finish(counting)
+        found = self._scanner(detectors).scan_for_redaction(text) if self._sensitivity else []
+        return found, count
 
     async def _long_prompt(
         self, text: str, counting: PreparedCount, detectors: TenantDetectors
@@ -204,6 +249,18 @@ async def _guarded(work: Awaitable[T], pending: asyncio.Future[Any]) -> T:
     except BaseException:
         pending.add_done_callback(_retrieve)
         raise
+
+
+async def _second_opinion(pending: asyncio.Future[list[SensitiveSpan]]) -> list[SensitiveSpan]:
+    """The extra finder's spans; if it fails (a crashed worker, a model error) the built-in
+    findings stand alone and the failure is logged, so a broken plug-in cannot take the
+    gateway down with it."""
+    try:
+        return await pending
+    except Exception as exc:  # the plug-in's own failure, whatever its type
+        log.warning("extra sensitivity finder failed (%s: %s); built-in findings only",
+                    type(exc).__name__, exc)
+        return []
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

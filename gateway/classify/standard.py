@@ -6,18 +6,20 @@ from __future__ import annotations
 from concurrent.futures import Executor
 
 from gateway.classify.complexity import ComplexityModel
-from gateway.classify.profiler import RequestClassifier
+from gateway.classify.profiler import ExtraFinder, RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 
 
 def standard_classifier(
-    executor: Executor | None = None, parallelism: int = 1
+    executor: Executor | None = None, parallelism: int = 1, extra: ExtraFinder | None = None
 ) -> RequestClassifier:
+    """`extra`: a second opinion on sensitivity (Presidio) run beside the built-in scan."""
     return RequestClassifier(
         TokenCounter(executor=executor, parallelism=parallelism),
         ComplexityModel.load(),
         SensitivityScanner(),
         executor,
         parallelism,
+        extra,
     )

@@ -5,19 +5,22 @@ Input lines are `{"prompt": str}` or `{"messages": [...]}` (a chat). Output line
 "spans": [{"type", "start", "end", "confidence"}]}}`. Evaluation tools depend on this shape:
 keep it stable. Span offsets index the prompt, or for a chat the message texts joined with
 newlines. Token counts are exact (o200k). `--policy P --tenant T` adds that tenant's own
-detectors from the policy, as the gateway does for its requests.
+detectors from the policy, as the gateway does for its requests; `--presidio` adds
+Presidio's findings (settings GATEWAY_PRESIDIO_*), as a gateway with it turned on does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
 import click
 import orjson
 
+from gateway.classify.presidio import PresidioFinder, PresidioUnavailable, presidio_config
 from gateway.types import Endpoint, RouteRequest, TenantDetector
 
 FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
@@ -30,14 +33,17 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 @click.option("--policy", "policy_path", type=click.Path(path_type=Path, exists=True),
               default=None, help="with --tenant: the policy declaring the tenant's detectors")
 @click.option("--tenant", default=None, help="apply this tenant's own detectors too")
+@click.option("--presidio", is_flag=True,
+              help="also run Presidio (installed with the `presidio` extra)")
 def classify_command(
-    source: Path, output: Path | None, policy_path: Path | None, tenant: str | None
+    source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
+    presidio: bool,
 ) -> None:
     """Classify each prompt of a JSONL file: tokens, complexity, sensitivity."""
     from gateway.classify.standard import standard_classifier
 
     detectors = _tenant_detectors(policy_path, tenant)
-    classifier = standard_classifier()
+    classifier = standard_classifier(extra=presidio_finder() if presidio else None)
     text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
     out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
     try:
@@ -47,6 +53,20 @@ def classify_command(
             out.close()
         if text_in is not sys.stdin:
             text_in.close()
+
+
+def presidio_finder() -> PresidioFinder:
+    """Presidio as the settings configure it, in a thread of this process (a command line
+    has no event loop to keep free)."""
+    from gateway.settings import Settings
+
+    settings = Settings()
+    try:
+        config = presidio_config(settings.presidio_entities, settings.presidio_min_score,
+                                 settings.presidio_model)
+    except PresidioUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
+    return PresidioFinder(ThreadPoolExecutor(1), config)
 
 
 def _tenant_detectors(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gateway.classify.presidio import WithPresidio
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.sensitivity_bench import Latency, latency_table
 from gateway.classify.sensitivity_eval import (
@@ -19,6 +20,7 @@ from gateway.classify.sensitivity_eval import (
     load_secret_cases,
 )
 from gateway.cli.classifier_commands import classifier
+from gateway.cli.classify_command import presidio_finder
 
 
 @classifier.command("eval-sensitivity")
@@ -28,9 +30,13 @@ from gateway.cli.classifier_commands import classifier
 @click.option("--latency/--no-latency", default=True, show_default=True,
               help="also time the scan at 200 / 2K / 32K / 128K tokens")
 @click.option("--details", is_flag=True, help="list the rules behind misses and false positives")
-def eval_sensitivity(data_root: Path, latency: bool, details: bool) -> None:
+@click.option("--presidio", is_flag=True,
+              help="the built-in detectors plus Presidio, as GATEWAY_PRESIDIO_* configures it")
+def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bool) -> None:
     """Precision/recall per entity type, false alarms, secrets recall/FP, scan latency."""
-    scanner = SensitivityScanner()
+    scanner: SensitivityScanner | WithPresidio = SensitivityScanner()
+    if presidio:
+        scanner = WithPresidio(scanner, presidio_finder().config)
     synthetic = data_root / "pii" / "presidio_synth_dataset_v2.json"
     if synthetic.exists():
         click.echo(format_pii(evaluate_pii(scanner, load_pii_examples(synthetic))))
@@ -50,11 +56,11 @@ def format_pii(report: PiiReport) -> str:
     lines = [
         "PII, span level (Presidio synthetic sentences)",
         f"  mapping: {mapping}",
-        f"  {'type':<24}{'gold':>6}{'recall':>9}{'predicted':>11}{'precision':>11}",
+        f"  {'type':<28}{'gold':>6}{'recall':>9}{'predicted':>11}{'precision':>11}",
     ]
     for score in report.scores:
         recall = f"{score.recall:.3f}" if score.gold else "-"
-        lines.append(f"  {score.type:<24}{score.gold:>6}{recall:>9}{score.predicted:>11}"
+        lines.append(f"  {score.type:<28}{score.gold:>6}{recall:>9}{score.predicted:>11}"
                      f"{score.precision:>11.3f}")
     lines.append(f"  false alarms on sentences without personal data: {report.false_alarms}/"
                  f"{report.clean_sentences} = {report.false_alarm_rate:.3f}")

@@ -19,6 +19,7 @@ import click
 import uvicorn
 
 from gateway.api.connection_guard import GuardedHttpToolsProtocol
+from gateway.classify.presidio import PresidioUnavailable, presidio_config
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.settings import Settings
 
@@ -43,6 +44,12 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         policy = load_policy(settings.policy_path)
     except PolicyError as exc:
         raise click.ClickException(f"the policy does not validate:\n{exc}") from None
+    if settings.presidio:
+        try:
+            presidio_config(settings.presidio_entities, settings.presidio_min_score,
+                            settings.presidio_model)
+        except PresidioUnavailable as exc:
+            raise click.ClickException(str(exc)) from None
     if settings.start_simulators and not no_sim and policy.simulators:
         _start_simulators(policy)
     if settings.is_embedded_db:

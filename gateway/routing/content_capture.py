@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from gateway.classify.profiler import RequestClassifier, scan_text
-from gateway.types import AuditContent, RouteRequest, TenantDetector
+from gateway.types import AuditContent, Profile, RouteRequest, TenantDetector
 
 MAX_CHARS = 64 * 1024  # of each of prompt and answer
 TRUNCATED = " […truncated]"
@@ -19,6 +19,7 @@ TRUNCATED = " […truncated]"
 async def capture(
     classifier: RequestClassifier,
     request: RouteRequest,
+    profile: Profile,
     body: bytes | None,
     events: list[bytes] | None,
     detectors: tuple[TenantDetector, ...] = (),
@@ -26,20 +27,25 @@ async def capture(
     if not classifier.can_redact:
         return None
     # Scanning is ~0.3 µs a character: off the event loop, whatever the size.
-    return await asyncio.to_thread(_build, classifier, request, body, events, detectors)
+    return await asyncio.to_thread(_build, classifier, request, profile, body, events,
+                                   detectors)
 
 
 def _build(
     classifier: RequestClassifier,
     request: RouteRequest,
+    profile: Profile,
     body: bytes | None,
     events: list[bytes] | None,
     detectors: tuple[TenantDetector, ...],
 ) -> AuditContent:
-    payload, _ = classifier.redact(request, detectors)
+    # What classification found is masked in the answer too: a model that repeats a name
+    # from the prompt repeats what the prompt's redaction masked.
+    scanner = classifier.redaction_scanner(request, detectors, profile)
+    payload, _ = classifier.redact(request, detectors, profile)
     prompt = _bounded(scan_text(request.endpoint, payload))
     answer = _answer_text(body) if body is not None else _streamed_text(events or [])
-    return AuditContent(prompt, classifier.redact_text(_bounded(answer), detectors))
+    return AuditContent(prompt, classifier.redact_text(_bounded(answer), scanner))
 
 
 def _bounded(text: str) -> str:

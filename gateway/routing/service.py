@@ -136,7 +136,7 @@ class RoutingService:
         assert trace.decision is not None
         last: DispatchError | None = None
         for backend in trace.decision.candidates:
-            payload, mapping = self._payload_for(request, trace, backend)
+            payload, mapping = self._payload_for(request, profile, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
                 reply = await trace.spans.call(self._providers[backend.provider]).complete(
@@ -168,7 +168,7 @@ class RoutingService:
         stream: UpstreamStream | None = None
         ticket: Ticket | None = None
         for backend in trace.decision.candidates:
-            payload, mapping = self._payload_for(request, trace, backend)
+            payload, mapping = self._payload_for(request, profile, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
                 stream = await trace.spans.call(self._providers[backend.provider]).stream(
@@ -221,7 +221,7 @@ class RoutingService:
         return Streaming(body, response_headers(trace, None))
 
     def _payload_for(
-        self, request: RouteRequest, trace: RequestTrace, backend: Backend
+        self, request: RouteRequest, profile: Profile, trace: RequestTrace, backend: Backend
     ) -> tuple[Payload, RedactionMap | None]:
         """What this backend may see: the original inside self_hosted, placeholders outside
         it when the route redacts (computed once, reused across fallbacks)."""
@@ -229,7 +229,7 @@ class RoutingService:
         if decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED:
             return request.payload, None
         if trace.redacted is None:
-            trace.redacted = self._classifier.redact(request, trace.detectors)
+            trace.redacted = self._classifier.redact(request, trace.detectors, profile)
         return trace.redacted
 
     def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
@@ -289,7 +289,7 @@ class RoutingService:
             await self._budget.settle(reservation, cost, usage.total_tokens)
         baseline = self._policy.current.baseline
         content = (
-            await capture(self._classifier, request, body, events, trace.detectors)
+            await capture(self._classifier, request, profile, body, events, trace.detectors)
             if trace.capture and backend is not None else None
         )
         self._audit.record(audit_event(

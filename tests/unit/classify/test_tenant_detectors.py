@@ -90,4 +90,5 @@ def test_redaction_masks_a_tenants_findings() -> None:
     sent = payload["messages"][0]["content"]
     assert "PRJ-0042" not in sent and "Night Heron" not in sent and "ada@corp.io" not in sent
     assert len(mapping) == 3
-    assert classifier().redact_text("see PRJ-0042", detectors) != "see PRJ-0042"
+    assert classifier().redact_text(
+        "see PRJ-0042", classifier().redaction_scanner(chat(TEXT), detectors)) != "see PRJ-0042"
