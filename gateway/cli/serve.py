@@ -40,6 +40,10 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
     settings = Settings()
+    if not settings.policy_path.exists():
+        raise click.ClickException(
+            f"no policy file at {settings.policy_path} (from {Path.cwd()}): run from the "
+            "repository root for the demo policy, or pass --policy / set GATEWAY_POLICY_PATH")
     try:
         policy = load_policy(settings.policy_path)
     except PolicyError as exc:

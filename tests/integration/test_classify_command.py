@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from gateway.cli.main import cli
@@ -60,3 +61,14 @@ def test_mistakes_are_named(tmp_path: Path) -> None:
     assert code == 1 and "no tenant 'nobody'" in output
     code, output = run(tmp_path, lines=[{"prompt": "fine"}, {"text": "no prompt"}])
     assert code == 1 and "line 2: expected" in output
+
+
+def test_presidio_adds_its_findings_on_request(tmp_path: Path) -> None:
+    pytest.importorskip("presidio_analyzer")
+    lines: list[object] = [{"prompt": "Why is Katrine so impulsive?"}]
+    plain = orjson.loads(run(tmp_path, lines=lines)[1])
+    code, output = run(tmp_path, "--presidio", lines=lines)
+    assert code == 0, output
+    assert plain["sensitivity"]["spans"] == []
+    (span,) = orjson.loads(output)["sensitivity"]["spans"]
+    assert (span["type"], span["start"], span["end"]) == ("person", 7, 14)
