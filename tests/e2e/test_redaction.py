@@ -10,6 +10,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.policy.loader import parse_policy
+from gateway.routing import service
 from gateway.settings import Settings
 from tests.e2e.conftest import Gateway, create_key
 from tests.support.servers import serve
@@ -52,3 +53,15 @@ def test_external_backends_see_placeholders_self_hosted_see_originals(
         sent = gw.recorded(request_id)["body"]["messages"][0]["content"]  # type: ignore[index]
         assert (SECRET_MAIL not in sent) is redacted
         assert ("[EMAIL_1]" in sent) is redacted
+
+
+def test_redaction_in_a_thread_gives_the_same_placeholders(
+    gw: Gateway, client: openai.OpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Long prompts are redacted off the event loop; force that path for a short one.
+    monkeypatch.setattr(service, "REDACT_INLINE_TOKENS", 0)
+    messages = [{"role": "user", "content": f"Please email {SECRET_MAIL} the report."}]
+    raw = client.chat.completions.with_raw_response.create(
+        model="away", messages=messages, max_tokens=3)  # type: ignore[arg-type]
+    sent = gw.recorded(raw.headers["x-request-id"])["body"]["messages"][0]["content"]  # type: ignore[index]
+    assert sent == "Please email [EMAIL_1] the report."
