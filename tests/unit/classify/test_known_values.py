@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gateway.classify.known_values import WithKnownValues
+from gateway.classify.redaction import redact, restore
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.types import SensitiveSpan
 
@@ -37,3 +43,18 @@ def test_values_never_show_in_its_repr() -> None:
 
 def test_nothing_known_is_the_plain_rescan() -> None:
     assert found("plain text", " ") == []
+
+
+@given(st.lists(st.sampled_from(["Zorb", "Zorb Quint", "Quint", "x", " ", ".", "Zorbs", "\n"]),
+                max_size=30))
+def test_every_whole_word_recurrence_is_covered_and_redaction_round_trips(
+    words: list[str],
+) -> None:
+    text = "".join(words)
+    scanner = WithKnownValues(SensitivityScanner(), [("Zorb", PERSON), ("Zorb Quint", PERSON)])
+    spans = scanner.scan_for_redaction(text)
+    for match in re.finditer(r"(?<!\w)Zorb(?!\w)", text):
+        assert any(s.start <= match.start() and match.end() <= s.end for s in spans)
+    redacted, mapping = redact(text, spans)
+    assert re.search(r"(?<!\w)Zorb(?!\w)", redacted) is None
+    assert restore(redacted, mapping) == text
