@@ -93,7 +93,8 @@ class Profile:
     complexity: Complexity | None = None
     sensitivity: tuple[str, ...] = ()  # categories found, sorted, e.g. ("pii", "secret")
     spans: tuple[SensitiveSpan, ...] = ()
-    # Stand-ins only redaction cares about (kept out of `spans` and `sensitivity` above).
+    # Found but not routed on, so only redaction uses them (kept out of `spans` and
+    # `sensitivity` above): stand-ins, and findings below the policy's min_confidence.
     reserved_spans: tuple[SensitiveSpan, ...] = ()
     # False when prompt_tokens is an estimate: exactness could not have changed the route.
     prompt_tokens_exact: bool = True

@@ -152,12 +152,14 @@ class RequestClassifier:
         complexity_thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
         detectors: TenantDetectors = (),
         other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
+        min_confidence: float = 0.0,
     ) -> Profile:
         """`thresholds`: prompt sizes where the route changes (exact counting only matters
         near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
         `detectors`: the tenant's own, found beside the built-in ones; `other_encodings`:
         encodings besides the counter's that backends of the pool use, with their own
-        thresholds (counted after the rest: only pools of older OpenAI models need them)."""
+        thresholds (counted after the rest: only pools of older OpenAI models need them);
+        `min_confidence`: findings below it are kept for redaction only, like stand-ins."""
         text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
         # Started first: it takes the longest, in processes of its own.
         extra = (asyncio.ensure_future(self._extra.find(text))
@@ -175,7 +177,7 @@ class RequestClassifier:
             complexity = Complexity(p, classify(p, complexity_thresholds))
         if extra is not None:
             found = resolve([*found, *await _second_opinion(extra)])
-        spans = tuple(s for s in found if not s.reserved)
+        spans = tuple(s for s in found if not s.reserved and s.confidence >= min_confidence)
         others = []
         for encoding, limits in other_encodings:
             counter = self._tokens.in_encoding(encoding)
@@ -187,7 +189,8 @@ class RequestClassifier:
             complexity=complexity,
             sensitivity=tuple(sorted({s.category for s in spans})),
             spans=spans,
-            reserved_spans=tuple(s for s in found if s.reserved) if len(spans) < len(found) else (),
+            reserved_spans=(tuple(s for s in found if s.reserved or s.confidence < min_confidence)
+                            if len(spans) < len(found) else ()),
             prompt_tokens_exact=count.exact,
             prompt_tokens_max=count.upper_bound,
             affinity_key=affinity_key(request),

@@ -85,6 +85,7 @@ class PolicySet:
     tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)  # budgets and limits
     baseline: Baseline | None = None  # what savings are measured against
     detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
+    default_min_confidence: float = 0.0  # sensitivity.min_confidence
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -106,6 +107,13 @@ class PolicySet:
     def tenant_detectors(self, tenant: str) -> tuple[TenantDetector, ...]:
         """The tenant's own sensitivity detectors (empty for most tenants)."""
         return self.detectors.get(tenant, ())
+
+    def min_confidence(self, tenant: str) -> float:
+        """Findings below this confidence do not make the tenant's requests sensitive."""
+        spec = self.tenant_specs.get(tenant)
+        if spec is not None and spec.min_confidence is not None:
+            return spec.min_confidence
+        return self.default_min_confidence
 
     def public_models(self) -> list[str]:
         """Names a client may send: virtual pools first, then every backend by name."""
@@ -203,6 +211,7 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
                         for d in tenant.detectors)
             for name, tenant in spec.tenants.items() if tenant.detectors
         },
+        spec.sensitivity.min_confidence,
     )
 
 

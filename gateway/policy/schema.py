@@ -269,11 +269,28 @@ class TenantSpec(Strict):
         description="the tenant's own sensitivity detectors (project code names, customer "
         "ids, internal hostnames), found beside the built-in ones on every request",
     )
+    min_confidence: float | None = Field(
+        default=None, ge=0, le=1,
+        description="this tenant's own sensitivity.min_confidence (default: the policy's)",
+    )
     on_budget_store_error: Literal["fail_open", "fail_closed"] = Field(
         default="fail_open",
         description="when the budget store (Redis) cannot answer: fail_open serves the "
         "request unmetered (marked in the audit record and a metric); fail_closed refuses "
         "it with 503",
+    )
+
+
+class SensitivitySpec(Strict):
+    """What counts as a finding for routing."""
+
+    min_confidence: float = Field(
+        default=0.0, ge=0, le=1,
+        description="findings below this confidence (0..1, as `gateway classify` reports "
+        "them) are masked by redaction but do not make a request sensitive; e.g. 0.7 lets a "
+        "lone first name in a word problem (0.6-0.65) route on complexity, while full names "
+        "(0.95), e-mail addresses, cards and secrets still keep it home; 0 routes on every "
+        "finding",
     )
 
 
@@ -340,6 +357,7 @@ class PolicyFile(Strict):
     )
     tenants: dict[str, TenantSpec] = Field(default_factory=dict)
     telemetry: TelemetrySpec = Field(default_factory=TelemetrySpec)
+    sensitivity: SensitivitySpec = Field(default_factory=SensitivitySpec)
     baseline: str | BaselineSpec | None = Field(
         default=None,
         description="what every audit row's cost is compared with (the 'always the frontier "

@@ -27,6 +27,7 @@ async def explain(
         request, policy.token_thresholds(request.model, request.max_output_tokens),
         detectors=policy.tenant_detectors(tenant.tenant_name),
         other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
+        min_confidence=policy.min_confidence(tenant.tenant_name),
     )
     out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
                            "profile": describe_profile(profile)}
@@ -62,6 +63,9 @@ def describe_profile(profile: Profile) -> dict[str, Any]:
                        "class": profile.complexity.label} if profile.complexity else None,
         "sensitivity": list(profile.sensitivity),
         "findings": [{"type": s.type, "start": s.start, "end": s.end} for s in profile.spans],
+        # Stand-ins and findings below min_confidence: masked by redaction, not routed on.
+        "masked_only": [{"type": s.type, "start": s.start, "end": s.end,
+                         "confidence": s.confidence} for s in profile.reserved_spans],
     }
 
 
@@ -78,6 +82,9 @@ def render_table(result: dict[str, Any]) -> str:
            if complexity else "")
         + f", sensitivity {', '.join(p['sensitivity']) or 'none'}",
     ]
+    if p["masked_only"]:
+        lines.append("not routed on (masked if redacted): " + ", ".join(
+            f"{m['type']} {m['confidence']}" for m in p["masked_only"]))
     if result["outcome"] == "refused":
         err = result["error"]
         lines.append(f"REFUSED    {err['status']} {err['code'] or err['type']}: {err['message']}")

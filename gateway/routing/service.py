@@ -97,6 +97,7 @@ class RoutingService:
             request, policy.token_thresholds(request.model, request.max_output_tokens),
             detectors=trace.detectors,
             other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
+            min_confidence=policy.min_confidence(tenant.tenant_name),
         ))
         profile = await with_engine_counts(profile, request, policy, self._engine_counter)
         try:

@@ -83,6 +83,29 @@ class Gateway:
             self.sim(name).delete("/sim/faults")
 
 
+def sim_backend(gw: Gateway, name: str, sim: str, zone: str, context_window: int = 1024) -> str:
+    """A policy `backends:` entry for one of the session's sims, in the given zone."""
+    return (f"  - name: {name}\n    provider: vllm\n    base_url: "
+            f"http://127.0.0.1:{gw.sims[sim].port}/v1\n    model: sim-model\n"
+            f"    zone: {zone}\n    context_window: {context_window}\n")
+
+
+def home_and_away_policy(gw: Gateway, extra: str = "") -> str:
+    """Sim a self-hosted ("home"), sim b external ("away"). Pool `auto` prefers away unless
+    something sensitive was found (rule sensitive-home); pool `out` is away only, redacted
+    (rule redact-out). `extra`: more top-level keys."""
+    return (
+        "version: 1\nbackends:\n" + sim_backend(gw, "home", "sim-a", "self_hosted", 4096)
+        + sim_backend(gw, "away", "sim-b", "external", 4096)
+        + "models:\n  auto: [away, home]\n  out: [away]\n" + extra
+        + "rules:\n"
+        "  - name: redact-out\n    when: {model: [out]}\n    redact: true\n"
+        "  - name: sensitive-home\n    when: {sensitivity: [pii, phi, secret]}\n"
+        "    allow_zones: [self_hosted]\n"
+        "  - name: default\n    prefer: [away]\n"
+    )
+
+
 def policy_text(ports: dict[str, int], dead_port: int) -> str:
     def backend(name: str, port: int, model: str = "sim-model") -> str:
         return (f"  - name: {name}\n    provider: vllm\n    base_url: http://127.0.0.1:{port}/v1\n"

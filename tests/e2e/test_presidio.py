@@ -15,7 +15,7 @@ from gateway.app import create_app
 from gateway.classify.presidio import PresidioUnavailable
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
-from tests.e2e.conftest import Gateway, create_key
+from tests.e2e.conftest import Gateway, create_key, home_and_away_policy
 from tests.support.servers import serve
 
 pytest.importorskip("presidio_analyzer")
@@ -25,27 +25,10 @@ ONLY_PRESIDIO = "Why is Katrine so impulsive?"
 NOBODY = "Why is the sky blue at noon?"
 
 
-def _policy(gw: Gateway) -> str:
-    def backend(name: str, sim: str, zone: str) -> str:
-        return (f"  - name: {name}\n    provider: vllm\n    base_url: "
-                f"http://127.0.0.1:{gw.sims[sim].port}/v1\n    model: sim-model\n"
-                f"    zone: {zone}\n    context_window: 4096\n")
-
-    return (
-        "version: 1\nbackends:\n" + backend("home", "sim-a", "self_hosted")
-        + backend("away", "sim-b", "external")
-        + "models:\n  auto: [away, home]\n  out: [away]\nrules:\n"
-        "  - name: redact-out\n    when: {model: [out]}\n    redact: true\n"
-        "  - name: pii-stays-home\n    when: {sensitivity: [pii, phi, secret]}\n"
-        "    allow_zones: [self_hosted]\n"
-        "  - name: default\n    prefer: [away]\n"
-    )
-
-
 @pytest.fixture
 def gateways(gw: Gateway, tmp_path: Path) -> Iterator[dict[str, openai.OpenAI]]:
     """The same policy behind two gateways: built-in detectors only, and with Presidio."""
-    policy = parse_policy(_policy(gw))
+    policy = parse_policy(home_and_away_policy(gw))
     clients: dict[str, openai.OpenAI] = {}
     with_presidio = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/p.db",
                              audit_log_path=str(tmp_path / "p.jsonl"), presidio=True,
@@ -80,7 +63,7 @@ def test_a_name_only_presidio_finds_keeps_the_request_home(
     assert _ask(gateways["presidio"], "auto", NOBODY)[0] == "away"
     rows = _audit_rows(tmp_path / "p.jsonl", expected=2)
     katrine = next(r for r in rows if r["backend"] == "home")
-    assert katrine["rule"] == "pii-stays-home" and katrine["sensitive_types"] == ["person"]
+    assert katrine["rule"] == "sensitive-home" and katrine["sensitive_types"] == ["person"]
     assert "Katrine" not in (tmp_path / "p.jsonl").read_text()  # offsets, never values
 
 

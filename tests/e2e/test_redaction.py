@@ -12,7 +12,7 @@ from gateway.app import create_app
 from gateway.policy.loader import parse_policy
 from gateway.routing import service
 from gateway.settings import Settings
-from tests.e2e.conftest import Gateway, create_key
+from tests.e2e.conftest import Gateway, create_key, sim_backend
 from tests.support.servers import serve
 
 SECRET_MAIL = "bob.smith@gmail.com"
@@ -20,14 +20,9 @@ SECRET_MAIL = "bob.smith@gmail.com"
 
 @pytest.fixture
 def client(gw: Gateway, tmp_path: Path) -> Iterator[openai.OpenAI]:
-    def backend(name: str, sim: str, zone: str) -> str:
-        return (f"  - name: {name}\n    provider: vllm\n    base_url: "
-                f"http://127.0.0.1:{gw.sims[sim].port}/v1\n    model: sim-model\n"
-                f"    zone: {zone}\n    context_window: 1024\n")
-
     policy = parse_policy(
-        "version: 1\nbackends:\n" + backend("home", "sim-a", "self_hosted")
-        + backend("away", "sim-b", "external")
+        "version: 1\nbackends:\n" + sim_backend(gw, "home", "sim-a", "self_hosted")
+        + sim_backend(gw, "away", "sim-b", "external")
         + "models:\n  away: [away]\n  home: [home]\nrules:\n  - name: redact-out\n"
         "    redact: true\n"
     )

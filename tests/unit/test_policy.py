@@ -169,3 +169,17 @@ rules:
     assert priced is not None and priced.name == "o3" and priced.price.input_usd == 2
     with pytest.raises(PolicyError, match="unknown backend 'nope'"):
         parse_policy(base + "baseline: nope\n")
+
+
+ONE_BACKEND = ("version: 1\nbackends:\n  - {name: a, provider: vllm, base_url: 'http://a/v1', "
+               "model: m, context_window: 4096}\n")
+
+
+def test_min_confidence_is_the_policys_unless_the_tenant_sets_its_own() -> None:
+    policy = parse_policy(ONE_BACKEND + "sensitivity: {min_confidence: 0.7}\n"
+                          "tenants:\n  clinic: {min_confidence: 0}\n  acme: {}\n")
+    assert policy.min_confidence("acme") == 0.7 and policy.min_confidence("other") == 0.7
+    assert policy.min_confidence("clinic") == 0.0
+    assert parse_policy(ONE_BACKEND).min_confidence("x") == 0.0
+    with pytest.raises(PolicyError, match="min_confidence"):
+        parse_policy(ONE_BACKEND + "sensitivity: {min_confidence: 1.5}\n")

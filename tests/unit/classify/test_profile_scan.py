@@ -90,3 +90,19 @@ async def test_stand_ins_route_as_nothing_yet_a_redacting_route_masks_them() -> 
                          {"messages": [{"role": "user", "content": "Hello there"}]})
     assert not decide(clean, await classifier.profile(clean), TenantContext("t", "acme", "k"),
                       FleetSnapshot(), parse_policy(REDACTING)).redact
+
+
+async def test_findings_below_min_confidence_are_masked_but_not_routed_on() -> None:
+    classifier = RequestClassifier(TokenCounter(), sensitivity=SensitivityScanner())
+    word_problem = RouteRequest("r", Endpoint.CHAT, "auto", {"messages": [{
+        "role": "user", "content": "James writes a 3-page letter to 2 friends twice a week."}]})
+    strict = await classifier.profile(word_problem)
+    relaxed = await classifier.profile(word_problem, min_confidence=0.7)
+    assert strict.sensitivity == ("pii",) and [s.type for s in strict.spans] == ["person"]
+    assert relaxed.sensitivity == () and relaxed.spans == ()
+    assert [(s.type, s.confidence) for s in relaxed.reserved_spans] == [("person", 0.65)]
+    redacted, _ = classifier.redact(word_problem, profile=relaxed)
+    assert redacted["messages"][0]["content"].startswith("[PERSON_1] writes")
+    full_name = RouteRequest("r", Endpoint.CHAT, "auto", {"messages": [{
+        "role": "user", "content": "Please email Ada Lovelace about the invoice."}]})
+    assert (await classifier.profile(full_name, min_confidence=0.7)).sensitivity == ("pii",)
