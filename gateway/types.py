@@ -54,12 +54,15 @@ class RouteRequest:
 @dataclass(frozen=True, slots=True)
 class TenantDetector:
     """A tenant's own sensitivity detector from the policy: a regular expression or a list of
-    keywords, flagged as `custom.<name>` in `category` (which rules can match on)."""
+    keywords, flagged as `custom.<name>` in `category` (which rules can match on). With
+    `allow`, the opposite: values declared public (`words` exact, `regex` in full), and a
+    finding whose whole text is one of them is dropped."""
 
     name: str
     category: str
     regex: str | None = None
     words: tuple[str, ...] = ()
+    allow: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol, TypeVar
 
+from gateway.classify.allowlist import allowlist
 from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
 from gateway.classify.detectors.overlap import resolve
 from gateway.classify.known_values import WithKnownValues
@@ -176,7 +177,8 @@ class RequestClassifier:
             p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
             complexity = Complexity(p, classify(p, complexity_thresholds))
         if extra is not None:
-            found = resolve([*found, *await _second_opinion(extra)])
+            more = allowlist(detectors).drop(text, await _second_opinion(extra))
+            found = resolve([*found, *more])
         spans = tuple(s for s in found if not s.reserved and s.confidence >= min_confidence)
         others = []
         for encoding, limits in other_encodings:

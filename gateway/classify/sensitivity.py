@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from gateway.classify.allowlist import Allowlist
 from gateway.classify.detectors.addresses import detect_addresses
 from gateway.classify.detectors.assignments import detect_assigned_secrets
 from gateway.classify.detectors.contact import detect_emails, detect_ipv6
@@ -75,8 +76,10 @@ class SensitivityScanner:
     """Finds sensitive spans in text. Thread-safe and reusable: it holds only compiled,
     immutable detectors."""
 
-    def __init__(self, custom: Sequence[CustomPattern | KeywordList] = ()) -> None:
+    def __init__(self, custom: Sequence[CustomPattern | KeywordList] = (),
+                 allowed: Allowlist | None = None) -> None:
         self._custom: tuple[CompiledCustom, ...] = compile_custom(custom)
+        self._allowed = allowed if allowed else None
 
     def scan(self, text: str) -> list[SensitiveSpan]:
         """The findings that route: non-overlapping spans in text order; where detectors
@@ -96,6 +99,9 @@ class SensitivityScanner:
         found.extend(detect_diagnoses(view, found))
         if self._custom:
             found.extend(detect_custom(text, self._custom))
+        # After resolving: an allowed winner leaves nothing behind, not the finding it beat.
+        if self._allowed is not None:
+            return self._allowed.drop(text, resolve(found))
         return resolve(found)
 
 

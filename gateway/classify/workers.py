@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from gateway.classify.allowlist import allowlist
 from gateway.classify.detectors.custom import CustomPattern, KeywordList
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import count_many
@@ -20,8 +21,8 @@ def tenant_scanner(detectors: TenantDetectors) -> SensitivityScanner:
     return SensitivityScanner(tuple(
         CustomPattern(d.name, d.category, d.regex) if d.regex is not None
         else KeywordList(d.name, d.category, d.words)
-        for d in detectors
-    ))
+        for d in detectors if not d.allow
+    ), allowlist(detectors))
 
 
 def scan_in_worker(text: str, detectors: TenantDetectors = ()) -> list[SensitiveSpan]:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from gateway.policy.capacity import TelemetryPolicy, compile_telemetry
 from gateway.policy.rules import Rule, compile_rule
 from gateway.policy.schema import (
+    AllowedValuesSpec,
     BackendSpec,
     BaselineSpec,
     ModelPoolSpec,
@@ -86,6 +87,7 @@ class PolicySet:
     baseline: Baseline | None = None  # what savings are measured against
     detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
     default_min_confidence: float = 0.0  # sensitivity.min_confidence
+    default_detectors: tuple[TenantDetector, ...] = ()  # sensitivity.allow, for every tenant
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -105,8 +107,9 @@ class PolicySet:
         return found
 
     def tenant_detectors(self, tenant: str) -> tuple[TenantDetector, ...]:
-        """The tenant's own sensitivity detectors (empty for most tenants)."""
-        return self.detectors.get(tenant, ())
+        """The tenant's own sensitivity detectors and the values allowed for it (empty for
+        most tenants)."""
+        return self.detectors.get(tenant, self.default_detectors)
 
     def min_confidence(self, tenant: str) -> float:
         """Findings below this confidence do not make the tenant's requests sensitive."""
@@ -207,12 +210,25 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
         compile_telemetry(spec.telemetry), dict(spec.tenants),
         _baseline(spec, backends),
         {
-            name: tuple(TenantDetector(d.name, d.category, d.regex, tuple(d.words or ()))
-                        for d in tenant.detectors)
-            for name, tenant in spec.tenants.items() if tenant.detectors
+            name: detectors for name, tenant in spec.tenants.items()
+            if (detectors := _tenant_detectors(tenant, spec.sensitivity.allow))
         },
         spec.sensitivity.min_confidence,
+        _allowed(spec.sensitivity.allow),
     )
+
+
+def _tenant_detectors(
+    tenant: TenantSpec, shared: list[AllowedValuesSpec]
+) -> tuple[TenantDetector, ...]:
+    own = tuple(TenantDetector(d.name, d.category, d.regex, tuple(d.words or ()))
+                for d in tenant.detectors)
+    return own + _allowed([*shared, *tenant.allow])
+
+
+def _allowed(specs: list[AllowedValuesSpec]) -> tuple[TenantDetector, ...]:
+    return tuple(TenantDetector(a.name, "", a.regex, tuple(a.values or ()), allow=True)
+                 for a in specs)
 
 
 def _baseline(spec: PolicyFile, backends: dict[str, Backend]) -> Baseline | None:

@@ -5,19 +5,20 @@ This is what operators write. The loader compiles it into the runtime form (`Pol
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic import Field, HttpUrl, field_validator, model_validator
 
-from gateway.policy.rule_schema import RuleSpec
+from gateway.policy.rule_schema import RuleSpec, Strict
+from gateway.policy.sensitivity_schema import (
+    ALLOW_DESCRIPTION,
+    AllowedValuesSpec,
+    SensitivitySpec,
+    TenantDetectorSpec,
+)
 
 # At most 64 characters: backend names are stored whole in every audit row and rollup.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class PriceSpec(Strict):
@@ -215,35 +216,6 @@ class ScopeSpec(Strict):
     limits: LimitsSpec | None = None
 
 
-class TenantDetectorSpec(Strict):
-    """One tenant detector: exactly one of `regex` and `words`."""
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,39}$")
-    category: str = Field(
-        pattern=r"^[a-z][a-z0-9_]{0,31}$",
-        description="what rules match on (when: {sensitivity: [...]}); e.g. confidential, "
-        "or pii/secret/phi to join a built-in category",
-    )
-    regex: str | None = Field(default=None, description="Python regular expression")
-    words: list[str] | None = Field(
-        default=None, description="whole words or phrases, matched case-insensitively")
-
-    @model_validator(mode="after")
-    def _one_source(self) -> TenantDetectorSpec:
-        if (self.regex is None) == (self.words is None):
-            raise ValueError("give exactly one of regex and words")
-        if self.regex is not None:
-            try:
-                compiled = re.compile(self.regex)
-            except re.error as exc:
-                raise ValueError(f"regex does not compile: {exc.msg}") from None
-            if compiled.match(""):
-                raise ValueError("regex matches empty text")
-        if self.words is not None and not any(w.strip() for w in self.words):
-            raise ValueError("words is empty")
-        return self
-
-
 class TenantSpec(Strict):
     """Per-tenant settings. Budgets and limits set through the admin API override these."""
 
@@ -273,24 +245,16 @@ class TenantSpec(Strict):
         default=None, ge=0, le=1,
         description="this tenant's own sensitivity.min_confidence (default: the policy's)",
     )
+    allow: list[AllowedValuesSpec] = Field(
+        default_factory=list,
+        description="this tenant's own allowed values, beside sensitivity.allow; "
+        + ALLOW_DESCRIPTION,
+    )
     on_budget_store_error: Literal["fail_open", "fail_closed"] = Field(
         default="fail_open",
         description="when the budget store (Redis) cannot answer: fail_open serves the "
         "request unmetered (marked in the audit record and a metric); fail_closed refuses "
         "it with 503",
-    )
-
-
-class SensitivitySpec(Strict):
-    """What counts as a finding for routing."""
-
-    min_confidence: float = Field(
-        default=0.0, ge=0, le=1,
-        description="findings below this confidence (0..1, as `gateway classify` reports "
-        "them) are masked by redaction but do not make a request sensitive; e.g. 0.7 lets a "
-        "lone first name in a word problem (0.6-0.65) route on complexity, while full names "
-        "(0.95), e-mail addresses, cards and secrets still keep it home; 0 routes on every "
-        "finding",
     )
 
 

@@ -90,6 +90,14 @@ def sim_backend(gw: Gateway, name: str, sim: str, zone: str, context_window: int
             f"    zone: {zone}\n    context_window: {context_window}\n")
 
 
+def route_of(client: openai.OpenAI, model: str, text: str) -> tuple[str, str, str]:
+    """One short chat: the backend and rule that served it, and its request id."""
+    raw = client.chat.completions.with_raw_response.create(
+        model=model, messages=[{"role": "user", "content": text}], max_tokens=3)
+    return (raw.headers["x-gateway-backend"], raw.headers["x-gateway-rule"],
+            raw.headers["x-request-id"])
+
+
 def home_and_away_policy(gw: Gateway, extra: str = "") -> str:
     """Sim a self-hosted ("home"), sim b external ("away"). Pool `auto` prefers away unless
     something sensitive was found (rule sensitive-home); pool `out` is away only, redacted

@@ -13,7 +13,7 @@ import pytest
 from gateway.app import create_app
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
-from tests.e2e.conftest import Gateway, create_key, home_and_away_policy
+from tests.e2e.conftest import Gateway, create_key, home_and_away_policy, route_of
 from tests.support.servers import serve
 
 WORD_PROBLEM = "James writes a 3-page letter to 2 different friends twice a week. How many pages?"
@@ -37,25 +37,18 @@ def clients(gw: Gateway, tmp_path: Path) -> Iterator[dict[str, openai.OpenAI]]:
                 client.close()
 
 
-def _route(client: openai.OpenAI, model: str, text: str) -> tuple[str, str, str]:
-    raw = client.chat.completions.with_raw_response.create(
-        model=model, messages=[{"role": "user", "content": text}], max_tokens=3)
-    return (raw.headers["x-gateway-backend"], raw.headers["x-gateway-rule"],
-            raw.headers["x-request-id"])
-
-
 def test_a_lone_first_name_routes_on_complexity_a_full_name_stays_home(
     clients: dict[str, openai.OpenAI],
 ) -> None:
-    assert _route(clients["acme"], "auto", WORD_PROBLEM)[:2] == ("away", "default")
-    assert _route(clients["acme"], "auto", FULL_NAME)[:2] == ("home", "sensitive-home")
+    assert route_of(clients["acme"], "auto", WORD_PROBLEM)[:2] == ("away", "default")
+    assert route_of(clients["acme"], "auto", FULL_NAME)[:2] == ("home", "sensitive-home")
     # The tenant that keeps the strict default routes on every finding.
-    assert _route(clients["clinic"], "auto", WORD_PROBLEM)[:2] == ("home", "sensitive-home")
+    assert route_of(clients["clinic"], "auto", WORD_PROBLEM)[:2] == ("home", "sensitive-home")
 
 
 def test_a_redacting_route_still_masks_the_low_confidence_name(
     gw: Gateway, clients: dict[str, openai.OpenAI],
 ) -> None:
-    _, _, request_id = _route(clients["acme"], "out", WORD_PROBLEM)
+    _, _, request_id = route_of(clients["acme"], "out", WORD_PROBLEM)
     sent = gw.recorded(request_id)["body"]["messages"][0]["content"]  # type: ignore[index]
     assert sent.startswith("[PERSON_1] writes") and "James" not in sent
