@@ -13,7 +13,7 @@ from gateway.classify.profiler import RequestClassifier
 from gateway.errors import GatewayError
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicySet
-from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext
+from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext, TenantDetector
 
 
 async def explain(
@@ -23,14 +23,17 @@ async def explain(
     request: RouteRequest,
     fleet: FleetSnapshot | None = None,
 ) -> dict[str, Any]:
+    detectors = policy.tenant_detectors(tenant.tenant_name)
     profile = await classifier.profile(
         request, policy.token_thresholds(request.model, request.max_output_tokens),
-        detectors=policy.tenant_detectors(tenant.tenant_name),
+        detectors=detectors,
         other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
         min_confidence=policy.min_confidence(tenant.tenant_name),
     )
+    described = describe_profile(profile)
+    described["allowed"] = await _allowed_findings(classifier, request, detectors, profile)
     out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
-                           "profile": describe_profile(profile)}
+                           "profile": described}
     try:
         decision = decide(request, profile, tenant, fleet or FleetSnapshot(), policy)
     except GatewayError as exc:
@@ -52,6 +55,22 @@ async def explain(
         "rejected": [{"backend": r.backend, "reason": r.reason} for r in decision.rejected],
     }
     return out
+
+
+async def _allowed_findings(
+    classifier: RequestClassifier, request: RouteRequest,
+    detectors: tuple[TenantDetector, ...], profile: Profile,
+) -> list[dict[str, Any]]:
+    """What the policy's allowed values took out: the scan again without them, less what
+    stayed. Only here, so an operator can see an allowlist entry at work."""
+    kept = tuple(d for d in detectors if not d.allow)
+    if len(kept) == len(detectors):
+        return []
+    unfiltered = await classifier.profile(request, detectors=kept)
+    stayed = {(s.start, s.end) for s in (*profile.spans, *profile.reserved_spans)}
+    return [{"type": s.type, "start": s.start, "end": s.end}
+            for s in (*unfiltered.spans, *unfiltered.reserved_spans)
+            if (s.start, s.end) not in stayed]
 
 
 def describe_profile(profile: Profile) -> dict[str, Any]:
@@ -85,6 +104,9 @@ def render_table(result: dict[str, Any]) -> str:
     if p["masked_only"]:
         lines.append("not routed on (masked if redacted): " + ", ".join(
             f"{m['type']} {m['confidence']}" for m in p["masked_only"]))
+    if p.get("allowed"):
+        lines.append("allowed by the policy (not routed on, not masked): " + ", ".join(
+            f"{a['type']} {a['start']}-{a['end']}" for a in p["allowed"]))
     if result["outcome"] == "refused":
         err = result["error"]
         lines.append(f"REFUSED    {err['status']} {err['code'] or err['type']}: {err['message']}")
