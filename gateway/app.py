@@ -140,11 +140,12 @@ def create_app(
         # Large exact token counts run in other processes (the encoder holds the GIL); two,
         # so a 128K-token prompt is counted in halves in parallel.
         token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
-        presidio_pool = ProcessPoolExecutor(
-            max_workers=settings.presidio_workers, mp_context=get_context("spawn")
-        ) if presidio is not None else None
-        second_opinion = (PresidioFinder(presidio_pool, presidio, settings.presidio_workers)
-                          if presidio_pool is not None and presidio is not None else None)
+        presidio_pool: ProcessPoolExecutor | None = None
+        second_opinion: PresidioFinder | None = None
+        if presidio is not None:
+            presidio_pool = ProcessPoolExecutor(
+                max_workers=settings.presidio_workers, mp_context=get_context("spawn"))
+            second_opinion = PresidioFinder(presidio_pool, presidio, settings.presidio_workers)
         classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion)
         # Start both processes, load their vocabularies and compile their detectors now, not
         # on a user's request.
@@ -153,7 +154,7 @@ def create_app(
         warm_up = asyncio.gather(*(
             asyncio.get_running_loop().run_in_executor(token_pool, warm_worker, encoding)
             for encoding in encodings for _ in range(2)
-        ), *([second_opinion.warm(settings.presidio_workers)] if second_opinion else []))
+        ), *([second_opinion.warm()] if second_opinion else []))
         # Backends' own token counts (vLLM /tokenize, Anthropic count_tokens) where the policy
         # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))

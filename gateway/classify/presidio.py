@@ -167,10 +167,11 @@ class PresidioFinder:
         return [dataclasses.replace(span, start=span.start + offset, end=span.end + offset)
                 for (offset, _), spans in zip(parts, found, strict=True) for span in spans]
 
-    async def warm(self, workers: int) -> None:
+    async def warm(self) -> None:
+        """Loads the model in each of the pool's processes."""
         loop = asyncio.get_running_loop()
         await asyncio.gather(*(loop.run_in_executor(self._executor, warm, self.config)
-                               for _ in range(workers)))
+                               for _ in range(self._workers)))
 
 
 class WithPresidio:

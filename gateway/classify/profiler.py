@@ -128,7 +128,12 @@ class RequestClassifier:
         profile: Profile | None = None,
     ) -> tuple[Payload, RedactionMap]:
         """The payload with every sensitive span replaced by a typed placeholder."""
-        scanner = self.redaction_scanner(request, detectors, profile)
+        return self.redact_payload(request, self.redaction_scanner(request, detectors, profile))
+
+    def redact_payload(
+        self, request: RouteRequest, scanner: SpanScanner
+    ) -> tuple[Payload, RedactionMap]:
+        """`redact` with a scanner already built, for a caller that reuses it (the answer)."""
         if request.endpoint is Endpoint.CHAT:
             return redact_chat_payload(request.payload, scanner)
         mapping = RedactionMap()
@@ -263,8 +268,9 @@ async def _second_opinion(pending: asyncio.Future[list[SensitiveSpan]]) -> list[
     try:
         return await pending
     except Exception as exc:  # the plug-in's own failure, whatever its type
-        log.warning("extra sensitivity finder failed (%s: %s); built-in findings only",
-                    type(exc).__name__, exc)
+        # The type only: a model's error message may quote the text it choked on.
+        log.warning("extra sensitivity finder failed (%s); built-in findings only",
+                    type(exc).__name__)
         return []
 
 

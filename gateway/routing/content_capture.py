@@ -42,7 +42,7 @@ def _build(
     # What classification found is masked in the answer too: a model that repeats a name
     # from the prompt repeats what the prompt's redaction masked.
     scanner = classifier.redaction_scanner(request, detectors, profile)
-    payload, _ = classifier.redact(request, detectors, profile)
+    payload, _ = classifier.redact_payload(request, scanner)
     prompt = _bounded(scan_text(request.endpoint, payload))
     answer = _answer_text(body) if body is not None else _streamed_text(events or [])
     return AuditContent(prompt, classifier.redact_text(_bounded(answer), scanner))

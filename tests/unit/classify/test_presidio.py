@@ -92,7 +92,7 @@ async def test_the_profile_adds_presidio_findings_to_the_built_in_ones(
 
 class Broken:
     async def find(self, text: str) -> list[SensitiveSpan]:
-        raise RuntimeError("worker died")
+        raise RuntimeError("worker died analysing: Ada Lovelace, 4111 1111 1111 1111")
 
 
 async def test_a_failing_second_opinion_leaves_the_built_in_findings(
@@ -102,7 +102,8 @@ async def test_a_failing_second_opinion_leaves_the_built_in_findings(
     with caplog.at_level(logging.WARNING):
         profile = await classifier.profile(chat("Write to jane.roe@northwindtraders.com"))
     assert [s.type for s in profile.spans] == ["email"]
-    assert "worker died" in caplog.text
+    assert "extra sensitivity finder failed (RuntimeError)" in caplog.text
+    assert "Ada Lovelace" not in caplog.text  # an error may quote the text: not logged
 
 
 async def test_a_long_text_split_across_workers_keeps_its_offsets(
