@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import openai
-import orjson
 import pytest
 
 from gateway.app import create_app
@@ -25,6 +24,7 @@ from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import ADMIN_KEY, FAST, create_key
+from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import ServerThread, free_port, serve
 
 HELLO = [{"role": "user", "content": "Is the budget service up?"}]
@@ -206,8 +206,7 @@ def test_the_audit_record_marks_an_unmetered_request(broken: BrokenRedisGateway)
     deadline = time.monotonic() + 5
     record: dict[str, object] | None = None
     while record is None and time.monotonic() < deadline:
-        for line in broken.audit_path.read_bytes().splitlines():
-            entry = orjson.loads(line)
+        for entry in mirror_rows(broken.audit_path):
             if entry.get("request_id") == request_id:
                 record = entry
         time.sleep(0.05)

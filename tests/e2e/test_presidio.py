@@ -4,7 +4,6 @@ everything else. Runs the real analyzer and spaCy model in the gateway's worker 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from gateway.classify.presidio import PresidioUnavailable
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
 from tests.e2e.conftest import Gateway, create_key, home_and_away_policy
+from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import serve
 
 pytest.importorskip("presidio_analyzer")
@@ -87,7 +87,7 @@ def _audit_rows(path: Path, expected: int) -> list[dict[str, object]]:
 
     deadline = time.monotonic() + 10
     while True:
-        lines = path.read_text().splitlines() if path.exists() else []
-        if len(lines) >= expected or time.monotonic() > deadline:
-            return [json.loads(line) for line in lines]
+        rows = mirror_rows(path)
+        if len(rows) >= expected or time.monotonic() > deadline:
+            return rows
         time.sleep(0.05)

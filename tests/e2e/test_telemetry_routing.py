@@ -16,7 +16,6 @@ from pathlib import Path
 
 import httpx
 import openai
-import orjson
 import pytest
 
 from gateway.app import create_app
@@ -25,6 +24,7 @@ from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import ADMIN_KEY, create_key
+from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import ServerThread, serve
 
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
@@ -184,7 +184,7 @@ def test_a_saturated_pool_spills_to_the_api_then_traffic_returns_home(rig: Rig) 
         return {await ask(rig, f"back home {i}") for i in range(4)}
 
     assert asyncio.run(after()) <= {"big", "small"}
-    rows = [orjson.loads(line) for line in rig.audit_path.read_bytes().splitlines()]
+    rows = mirror_rows(rig.audit_path)
     spilled = [r for r in rows if r["spill_over"]]
     assert spilled and all(r["backend"] == "api" for r in spilled)
     assert all(r["predicted_ttft_s"] > 0 and r["rule"] == "overflow" for r in spilled)

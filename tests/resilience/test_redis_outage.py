@@ -20,7 +20,6 @@ from pathlib import Path
 
 import httpx
 import openai
-import orjson
 import pytest
 
 from gateway.app import create_app
@@ -34,6 +33,7 @@ from gateway.sim.server import create_sim_app
 from tests.conftest import REQUIRE
 from tests.e2e.conftest import FAST, create_key
 from tests.resilience.processes import sims_policy
+from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import ServerThread, free_port, serve
 
 pytestmark = pytest.mark.resilience
@@ -134,8 +134,7 @@ class Rig:
     def audited(self, request_id: str) -> dict[str, object]:
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            for line in self.audit_path.read_bytes().splitlines():
-                entry = orjson.loads(line)
+            for entry in mirror_rows(self.audit_path):
                 if entry.get("request_id") == request_id:
                     return entry  # type: ignore[no-any-return]
             time.sleep(0.05)

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from tests.e2e.commercial.conftest import Rig
+from tests.support.audit_mirror import mirror_rows
 from tests.support.mock_anthropic import Fault
 
 HELLO = [{"role": "user", "content": "Say hello to the gateway."}]
@@ -151,8 +152,7 @@ def test_front_door_requests_are_audited_like_any_other(gw: Rig) -> None:
     request_id = raw.headers["request-id"]
     deadline = time.monotonic() + 5
     while True:
-        lines = gw.audit_path.read_bytes().splitlines() if gw.audit_path.exists() else []
-        rows = [r for r in map(orjson.loads, lines) if r["request_id"] == request_id]
+        rows = [r for r in mirror_rows(gw.audit_path) if r["request_id"] == request_id]
         if rows:
             break
         assert time.monotonic() < deadline
