@@ -61,11 +61,8 @@ async def measure(
     calls: int, large_calls: int, sizes: tuple[int, ...], presidio: bool
 ) -> list[tuple[int, str, float, float]]:
     pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
-    presidio_pool = (ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
-                     if presidio else None)
-    extra = None
-    if presidio_pool is not None:
-        extra = PresidioFinder(presidio_pool, presidio_config("", 0.4, ""), 2)
+    extra = PresidioFinder.in_processes(presidio_config("", 0.4, ""), 2) if presidio else None
+    if extra is not None:
         await extra.warm()
     # As gateway/app.py builds it.
     classifier = standard_classifier(pool, parallelism=2, extra=extra)
@@ -89,8 +86,8 @@ async def measure(
                 rows.append((size, label, statistics.median(samples), p99(samples)))
     finally:
         pool.shutdown()
-        if presidio_pool is not None:
-            presidio_pool.shutdown()
+        if extra is not None:
+            extra.close()
     return rows
 
 

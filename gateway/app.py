@@ -140,12 +140,8 @@ def create_app(
         # Large exact token counts run in other processes (the encoder holds the GIL); two,
         # so a 128K-token prompt is counted in halves in parallel.
         token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
-        presidio_pool: ProcessPoolExecutor | None = None
-        second_opinion: PresidioFinder | None = None
-        if presidio is not None:
-            presidio_pool = ProcessPoolExecutor(
-                max_workers=settings.presidio_workers, mp_context=get_context("spawn"))
-            second_opinion = PresidioFinder(presidio_pool, presidio, settings.presidio_workers)
+        second_opinion = (PresidioFinder.in_processes(presidio, settings.presidio_workers)
+                          if presidio is not None else None)
         classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion)
         # Start both processes, load their vocabularies and compile their detectors now, not
         # on a user's request.
@@ -233,8 +229,8 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await warm_up  # retrieve its outcome: a cancelled gather must not log noise
             token_pool.shutdown(wait=False, cancel_futures=True)
-            if presidio_pool is not None:
-                presidio_pool.shutdown(wait=False, cancel_futures=True)
+            if second_opinion is not None:
+                second_opinion.close()
             with contextlib.suppress(BudgetUnavailable):
                 await budget_store.close()  # settles open leases while Redis is still there
             if redis is not None:

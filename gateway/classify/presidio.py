@@ -14,9 +14,10 @@ import asyncio
 import dataclasses
 import importlib.util
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from multiprocessing import get_context
 from typing import Any
 
 from gateway.classify.detectors.overlap import resolve
@@ -153,6 +154,17 @@ class PresidioFinder:
         self._executor = executor
         self.config = config
         self._workers = workers
+
+    @classmethod
+    def in_processes(cls, config: PresidioConfig, workers: int) -> PresidioFinder:
+        """The request-path finder: its own pool of `workers` spawned processes (the model
+        holds the GIL; a forked child would inherit the server's threads). `close()` ends it."""
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        return cls(pool, config, workers)
+
+    def close(self) -> None:
+        """Ends the pool without waiting for scans in flight (the gateway is stopping)."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def find(self, text: str) -> list[SensitiveSpan]:
         if not text.strip():
