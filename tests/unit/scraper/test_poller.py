@@ -275,22 +275,27 @@ async def test_a_big_page_is_parsed_off_the_event_loop(
     engines: tuple[FakeEngines, httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake, client = engines
-    threads: list[int] = []
+    big, small = page(), "llamacpp:requests_processing 1\nllamacpp:requests_deferred 0\n"
+    # By page text: gateways other tests left running in this process scrape too, and
+    # reach the patched parser from their own threads.
+    parsed_in: dict[str, list[int]] = {big: [], small: []}
 
     def parse_noting_thread(text: str) -> EngineSample:
-        threads.append(threading.get_ident())
+        if text in parsed_in:
+            parsed_in[text].append(threading.get_ident())
         return parse_metrics(text)
 
     monkeypatch.setattr(poller_module, "parse_metrics", parse_noting_thread)
     monkeypatch.setattr(poller_module, "INLINE_PARSE_MAX_CHARS", 1000)
     sink = RecordingSink()
     poller = MetricsPoller(client, sink)
-    fake.pages = {A: page(), B: "llamacpp:requests_processing 1\nllamacpp:requests_deferred 0\n"}
+    fake.pages = {A: big, B: small}
     poller.set_targets({"a": A, "b": B})
     await poller.scrape_once()
     assert len(sink.loads) == 2
-    assert len(threads) == 2 and threading.get_ident() in threads  # the small one inline
-    assert len(set(threads)) == 2  # the big one in a worker thread
+    assert parsed_in[small] == [threading.get_ident()]  # the small one inline
+    (worker,) = parsed_in[big]
+    assert worker != threading.get_ident()  # the big one in a worker thread
 
 
 async def test_run_keeps_the_period_including_the_scrape_time(
