@@ -19,7 +19,7 @@ from multiprocessing import get_context
 import httpx
 from fastapi import FastAPI
 
-from gateway.api import admin, admin_fleet, budgets, health, messages, openai
+from gateway.api import admin, admin_fleet, admin_session, budgets, health, messages, openai
 from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
@@ -253,6 +253,7 @@ def create_app(
     app.state.body_gate = BodyGate(settings.max_inflight_body_bytes)
     app.include_router(openai.router)
     app.include_router(messages.router)
+    app.include_router(admin_session.router)
     app.include_router(admin.router)
     app.include_router(admin_fleet.router)
     app.include_router(report_page_router)

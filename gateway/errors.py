@@ -9,6 +9,12 @@ from __future__ import annotations
 import orjson
 
 
+class SetupError(Exception):
+    """The gateway cannot start or a command cannot run as configured: a missing file, an
+    unreachable service. The message names the setting to change; the CLI prints it as one
+    line."""
+
+
 class GatewayError(Exception):
     status: int = 500
     error_type: str = "server_error"

@@ -13,7 +13,8 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-DEFAULT_POLICY = Path("policies/default.yaml")
+from gateway.package_data import demo_policy_path
+
 DEFAULT_STATE_DIR = Path(".gateway")
 
 
@@ -35,7 +36,8 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(default=15.0, gt=0)
     max_header_bytes: int = Field(default=65536, ge=4096)
     limits_cache_ttl_s: float = Field(default=5.0, ge=0)  # admin-set limits reach replicas
-    policy_path: Path = DEFAULT_POLICY
+    # Unset: the demo policy shipped in the package (simulated backends, started by serve).
+    policy_path: Path = Field(default_factory=demo_policy_path)
     policy_poll_interval_s: float = Field(default=1.0, gt=0)
 
     admin_key: SecretStr | None = None
@@ -95,6 +97,10 @@ class Settings(BaseSettings):
         "otel_service_name", "OTEL_SERVICE_NAME"))
     otel_sdk_disabled: bool = Field(default=False, validation_alias=AliasChoices(
         "otel_sdk_disabled", "OTEL_SDK_DISABLED"))
+
+    @property
+    def uses_demo_policy(self) -> bool:
+        return self.policy_path == demo_policy_path()
 
     @property
     def is_embedded_db(self) -> bool:

@@ -1,19 +1,23 @@
 """GET /admin/reports: the HTML report page (charts of cost, route mix, latency and savings)
-for a range of UTC days and optionally one tenant. Admin key required."""
+for a range of UTC days and optionally one tenant. The admin key as a bearer token, or the
+session cookie of the login form (api/admin_session.py); a browser with neither is sent to
+the form."""
 
 from __future__ import annotations
 
 from datetime import date
 
-from fastapi import APIRouter, Depends
-from starlette.responses import HTMLResponse
+from fastapi import APIRouter, Request
+from starlette.responses import HTMLResponse, Response
 
-from gateway.api.admin import Admin, admin_components
+from gateway.api.admin_session import has_session, login_redirect
+from gateway.api.auth import bearer_token, require_admin
+from gateway.components import Components
 from gateway.errors import InvalidRequest
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
 
-router = APIRouter(prefix="/admin", dependencies=[Depends(admin_components)])
+router = APIRouter(prefix="/admin")
 
 # The page is self-contained: nothing may load, run or be framed; only its own inline CSS.
 HEADERS = {
@@ -29,9 +33,17 @@ HEADERS = {
 
 @router.get("/reports", response_class=HTMLResponse)
 async def report_page(
-    parts: Admin, since: date | None = None, until: date | None = None,
+    request: Request, since: date | None = None, until: date | None = None,
     tenant: str | None = None,
-) -> HTMLResponse:
+) -> Response:
+    parts: Components = request.app.state.components
+    key = parts.settings.admin_key
+    admin_key = key.get_secret_value() if key else None
+    if not has_session(request, admin_key):
+        wants_page = "text/html" in request.headers.get("accept", "")
+        if admin_key and wants_page and bearer_token(request) is None:
+            return login_redirect(request)
+        require_admin(request, admin_key)
     try:
         rng = report_range(since, until, tenant)
     except RangeError as exc:

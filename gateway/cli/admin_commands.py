@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import click
 
 from gateway.audit.admin_log import AdminLog, cli_actor
-from gateway.cli.database import Database, run_with_database
-from gateway.db.engine import create_engine
+from gateway.cli.database import Database, print_table, run_with_database
 from gateway.db.migrate import current_revision, upgrade
 from gateway.settings import Settings
 from gateway.tenancy.repository import TenantRepository
@@ -27,15 +25,11 @@ def _run(work: Callable[[TenantRepository, Settings], Awaitable[T]]) -> T:
 def migrate(revision: str) -> None:
     """Apply database migrations (GATEWAY_DATABASE_URL)."""
 
-    async def main() -> str | None:
-        engine = create_engine(Settings().database_url)
-        try:
-            await upgrade(engine, revision)
-            return await current_revision(engine)
-        finally:
-            await engine.dispose()
+    async def work(db: Database) -> str | None:
+        await upgrade(db.engine, revision)
+        return await current_revision(db.engine)
 
-    click.echo(f"database at revision {asyncio.run(main())}")
+    click.echo(f"database at revision {run_with_database(work, migrate=False)}")
 
 
 @click.group()
@@ -73,9 +67,10 @@ def keys_list(tenant: str | None) -> None:
     """List keys (prefixes only)."""
 
     async def work(repo: TenantRepository, _: Settings) -> None:
-        for k in await repo.list_keys(tenant):
-            state = f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active"
-            click.echo(f"{k.id}  {k.tenant_name:<20} {k.prefix}…  {k.name or '-':<16} {state}")
+        rows = [(k.id, k.tenant_name, f"{k.prefix}…", k.name or "-",
+                 f"revoked {k.revoked_at:%Y-%m-%d}" if k.revoked_at else "active")
+                for k in await repo.list_keys(tenant)]
+        print_table(("ID", "TENANT", "PREFIX", "NAME", "STATE"), rows)
 
     _run(work)
 
@@ -103,9 +98,11 @@ def tenants() -> None:
 
 @tenants.command("list")
 def tenants_list() -> None:
+    """List tenants."""
     async def work(repo: TenantRepository, _: Settings) -> None:
-        for t in await repo.list_tenants():
-            click.echo(f"{t.id}  {t.name:<20} {'enabled' if t.enabled else 'disabled'}")
+        rows = [(t.id, t.name, "enabled" if t.enabled else "disabled")
+                for t in await repo.list_tenants()]
+        print_table(("ID", "NAME", "STATE"), rows)
 
     _run(work)
 

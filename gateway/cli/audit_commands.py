@@ -3,10 +3,8 @@ the monthly partitions of the audit log, and the rows the database refused."""
 
 from __future__ import annotations
 
-import asyncio
-import re
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,12 +32,11 @@ from gateway.audit.records import ts_datetime
 from gateway.audit.repository import AuditRepository
 from gateway.audit.verify import Break, Gap
 from gateway.audit.verify_reading import verify_range
-from gateway.db.engine import create_engine
-from gateway.db.migrate import upgrade
+from gateway.cli.database import run_with_database
+from gateway.cli.time_range import SYNTAX, instant, since_option, until_option
 from gateway.settings import Settings
 
 T = TypeVar("T")
-_AGE = re.compile(r"^(\d+)([dw])$")
 
 DATABASE_URL = click.option(
     "--database-url", default=None, help="default: GATEWAY_DATABASE_URL (or the embedded file)"
@@ -56,39 +53,17 @@ def _quarantine_file(given: Path | None) -> Path:
 
 
 def parse_moment(value: str) -> datetime:
-    """An ISO date (midnight UTC) or date-time (UTC unless it says otherwise)."""
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO date or date-time") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    """A moment as every command takes it (cli/time_range.py); a bare date is its start."""
+    return instant(value, end=False, param="since")
 
 
 def parse_cutoff(value: str, now: datetime) -> datetime:
-    """`90d` / `12w` (that long before now) or an ISO date / date-time."""
-    age = _AGE.match(value.strip())
-    if age:
-        days = int(age[1]) * (7 if age[2] == "w" else 1)
-        try:
-            return now - timedelta(days=days)
-        except OverflowError:  # before year 1: nothing is that old
-            raise click.BadParameter(f"{value!r} reaches back before year 1") from None
-    return parse_moment(value)
+    """`90d` / `12w` / `24h` (that long before now), an ISO date or date-time, or 'today'."""
+    return instant(value, end=False, param="older-than", now=now)
 
 
 def _run(database_url: str | None, work: Callable[[AsyncEngine], Awaitable[T]]) -> T:
-    async def main() -> T:
-        settings = Settings()
-        url = database_url or settings.database_url
-        engine = create_engine(url)
-        try:
-            if url.startswith("sqlite"):
-                await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-            return await work(engine)
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(main())
+    return run_with_database(lambda db: work(db.engine), database_url=database_url)
 
 
 def _when(ts_us: int | None) -> str:
@@ -112,8 +87,8 @@ def audit() -> None:
 
 
 @audit.command("verify")
-@click.option("--since", default=None, help="ISO date or date-time (UTC); default: the start")
-@click.option("--until", default=None, help="ISO date or date-time, exclusive; default: now")
+@since_option("the first row")
+@until_option("the last row")
 @QUARANTINE
 @DATABASE_URL
 def verify(since: str | None, until: str | None, quarantine_file: Path | None,
@@ -122,8 +97,8 @@ def verify(since: str | None, until: str | None, quarantine_file: Path | None,
     recorded head. Exits 1 and names the first broken link if anything was altered,
     deleted or reordered. Rows the database refused leave gaps that the quarantine file
     fills: those are listed, and the exit status is 3 if they are all that is missing."""
-    start = parse_moment(since) if since else None
-    end = parse_moment(until) if until else None
+    start = instant(since, end=False, param="since") if since else None
+    end = instant(until, end=True, param="until") if until else None
     path = _quarantine_file(quarantine_file)
     held = {e.key: e.row for e in read_quarantine(path) if e.intact}
     report = _run(database_url,
@@ -150,7 +125,7 @@ def verify(since: str | None, until: str | None, quarantine_file: Path | None,
 
 @audit.command("prune")
 @click.option("--older-than", "older_than", required=True,
-              help="an age (90d, 12w) or an ISO date: rows before it are removed")
+              help=f"rows before this are removed: {SYNTAX}")
 @click.option("--dry-run", is_flag=True, help="say what would be removed, remove nothing")
 @DATABASE_URL
 def prune_command(older_than: str, dry_run: bool, database_url: str | None) -> None:

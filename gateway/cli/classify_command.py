@@ -40,7 +40,8 @@ def classify_command(
     source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
     presidio: bool,
 ) -> None:
-    """Classify each prompt of a JSONL file: tokens, complexity, sensitivity."""
+    """Classify each prompt of a JSONL file ({"prompt": ...} or {"messages": [...]}, with an
+    optional "id" that is copied to the output): tokens, complexity, sensitivity."""
     from gateway.classify.standard import standard_classifier
 
     detectors = _tenant_detectors(policy_path, tenant)
@@ -94,10 +95,12 @@ async def _run(  # type: ignore[no-untyped-def]
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        request = _request(line, number)
+        given_id, request = _request(line, number)
         profile = await classifier.profile(request, FORCE_EXACT, detectors=detectors)
         complexity = profile.complexity
+        head = {} if given_id is None else {"id": given_id}  # so results join back to inputs
         out.write(orjson.dumps({
+            **head,
             "prompt_tokens": profile.prompt_tokens,
             "complexity": {"p_strong": round(complexity.p_strong, 6), "class": complexity.label}
             if complexity else None,
@@ -109,14 +112,18 @@ async def _run(  # type: ignore[no-untyped-def]
         }) + b"\n")
 
 
-def _request(line: str, number: int) -> RouteRequest:
+def _request(line: str, number: int) -> tuple[object, RouteRequest]:
+    """The input's own `id` (any JSON value, echoed back) and the request to classify."""
     try:
         item = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
         raise click.ClickException(f"line {number}: not JSON ({exc})") from None
+    given_id = item.get("id") if isinstance(item, dict) else None
     if isinstance(item, dict) and isinstance(item.get("prompt"), str):
-        return RouteRequest(str(number), Endpoint.COMPLETIONS, "-", {"prompt": item["prompt"]})
+        return given_id, RouteRequest(str(number), Endpoint.COMPLETIONS, "-",
+                                      {"prompt": item["prompt"]})
     if isinstance(item, dict) and isinstance(item.get("messages"), list):
-        return RouteRequest(str(number), Endpoint.CHAT, "-", {"messages": item["messages"]})
+        return given_id, RouteRequest(str(number), Endpoint.CHAT, "-",
+                                      {"messages": item["messages"]})
     raise click.ClickException(f"line {number}: expected {{\"prompt\": str}} or "
                                "{\"messages\": [...]}")

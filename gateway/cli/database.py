@@ -1,18 +1,23 @@
 """One way for CLI commands to reach the database: settings from the environment, the
-embedded file migrated as `serve` does, the repositories, and the engine disposed after."""
+embedded file migrated as `serve` does, the repositories, and the engine disposed after; and
+one way to print what they list."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+import click
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
+from gateway.errors import SetupError
 from gateway.settings import Settings
 from gateway.tenancy.repository import TenantRepository
 
@@ -27,12 +32,16 @@ class Database:
     engine: AsyncEngine
 
 
-def run_with_database(work: Callable[[Database], Awaitable[T]]) -> T:
+def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool = True,
+                      database_url: str | None = None) -> T:
+    """Run `work` against GATEWAY_DATABASE_URL (or the URL given). The embedded SQLite file
+    is migrated first unless `migrate` is False (the migrate command does its own)."""
+
     async def main() -> T:
-        settings = Settings()
+        settings = Settings(database_url=database_url) if database_url else Settings()
         engine = create_engine(settings.database_url)
         try:
-            if settings.is_embedded_db:
+            if migrate and settings.is_embedded_db:
                 await upgrade(engine)  # the embedded file migrates itself, as `serve` does
             pepper = (
                 settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
@@ -40,7 +49,25 @@ def run_with_database(work: Callable[[Database], Awaitable[T]]) -> T:
             db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), settings,
                           engine)
             return await work(db)
+        except (OSError, OperationalError) as exc:  # refused, unknown host, unopenable file
+            raise SetupError(unreachable(settings.database_url, exc)) from None
         finally:
             await engine.dispose()
 
     return asyncio.run(main())
+
+
+def unreachable(url: str, exc: BaseException) -> str:
+    """One line naming the database (never its password) and the setting to fix."""
+    safe = make_url(url).render_as_string(hide_password=True)
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
+    return (f"database {safe} failed (GATEWAY_DATABASE_URL or --database-url): "
+            f"{type(getattr(exc, 'orig', None) or exc).__name__}: {reason}")
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Aligned columns under a header row, as every list command prints them."""
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    for row in (header, *rows):
+        click.echo("  ".join(str(cell).ljust(width)
+                             for cell, width in zip(row, widths, strict=True)).rstrip())

@@ -1,43 +1,70 @@
-"""The `gateway` command: serve, sim, migrate, keys, tenants, budgets, usage, policy."""
+"""The `gateway` command. Subcommands are imported only when run, so `gateway --help` and usage
+errors answer at once instead of loading the web stack and the classifiers first."""
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import click
 
-import gateway.cli.report_html  # registers `report html`
-import gateway.cli.sensitivity_commands  # noqa: F401  (registers `classifier eval-sensitivity`)
-from gateway.cli.admin_commands import keys, migrate, tenants
-from gateway.cli.audit_commands import audit
-from gateway.cli.budget_commands import budgets, usage
-from gateway.cli.classifier_commands import classifier
-from gateway.cli.classify_command import classify_command
-from gateway.cli.policy_commands import policy
-from gateway.cli.report_commands import report
-from gateway.cli.serve import serve, sim
+from gateway.errors import SetupError
+
+# name → (module that defines it, attribute, one-line help shown by `gateway --help`). A module
+# listed here may register further subcommands on its group when imported (report html,
+# classifier eval-sensitivity), so the module named is the one that pulls in all of them.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "serve": ("gateway.cli.serve", "serve", "Run the gateway (no configuration: the demo)."),
+    "demo": ("gateway.cli.demo_commands", "demo", "Drive the demo: send realistic traffic."),
+    "sim": ("gateway.cli.serve", "sim", "Run one simulated vLLM, OpenAI or Anthropic server."),
+    "migrate": ("gateway.cli.admin_commands", "migrate", "Apply the database migrations."),
+    "keys": ("gateway.cli.admin_commands", "keys", "Create, list and revoke API keys."),
+    "tenants": ("gateway.cli.admin_commands", "tenants", "List, enable and disable tenants."),
+    "budgets": ("gateway.cli.budget_commands", "budgets", "Show and set budgets and limits."),
+    "usage": ("gateway.cli.budget_commands", "usage", "A tenant's spend against its budgets."),
+    "policy": ("gateway.cli.policy_commands", "policy",
+               "Check, explain and replay routing policies."),
+    "report": ("gateway.cli.report_html", "report",
+               "Cost, savings, economics and audit reports."),
+    "classify": ("gateway.cli.classify_command", "classify_command",
+                 "Classify prompts (tokens, complexity, sensitivity)."),
+    "classifier": ("gateway.cli.sensitivity_commands", "classifier",
+                   "Train and evaluate the classifiers."),
+    "audit": ("gateway.cli.audit_commands", "audit", "Verify, prune and repair the audit log."),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = COMMANDS.get(cmd_name)
+        if found is None:
+            return None
+        module, attribute, _ = found
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="gateway")
 def cli() -> None:
     """Multi-model LLM routing gateway: one OpenAI-compatible URL for every model."""
 
 
-cli.add_command(serve)
-cli.add_command(sim)
-cli.add_command(migrate)
-cli.add_command(keys)
-cli.add_command(tenants)
-cli.add_command(budgets)
-cli.add_command(usage)
-cli.add_command(policy)
-cli.add_command(report)
-cli.add_command(classifier)
-cli.add_command(classify_command)
-cli.add_command(audit)
-
-
 def main() -> None:
-    cli()
+    try:
+        cli()
+    except SetupError as exc:  # a missing file or unreachable service: one line, no traceback
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 import orjson
 
+from gateway.cli.time_range import period, since_option, until_option
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.policy.schema import PolicyFile
 from gateway.settings import Settings
@@ -98,12 +98,8 @@ LEAK_EXIT_STATUS = 3  # sensitive requests would leave self_hosted without redac
 @policy.command("replay")
 @click.option("--policy", "policy_path", required=True, type=click.Path(path_type=Path),
               help="the new policy to re-decide recorded requests under")
-@click.option("--since", default=None,
-              help="start (inclusive): an ISO date or datetime (UTC unless stated), 'today', "
-                   "or an age such as 24h, 7d (default: a week before --until)")
-@click.option("--until", default=None,
-              help="end (exclusive), as --since; a bare date means the end of that day "
-                   "(default: now)")
+@since_option()
+@until_option()
 @click.option("--tenant", default=None, help="only this tenant (its id or its name)")
 @click.option("--database-url", default=None,
               help="the audit database; default GATEWAY_DATABASE_URL (or the embedded file)")
@@ -126,19 +122,14 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     cannot be read, 2 on bad options.
     """
     from gateway.audit.reading import AuditRange
-    from gateway.errors import InvalidRequest
-    from gateway.reports.periods import parse_period
     from gateway.routing.replay_table import render_table
 
     try:
         loaded = load_policy(policy_path)
     except PolicyError as exc:
         raise click.ClickException(f"the policy does not validate:\n{exc}") from None
-    try:  # the same range syntax as `gateway report`
-        period = parse_period(since, until, datetime.now(UTC))
-    except InvalidRequest as exc:
-        raise click.BadParameter(exc.message) from None
-    span = AuditRange(period.since, period.until, tenant)
+    chosen = period(since, until)
+    span = AuditRange(chosen.since, chosen.until, tenant)
     url = database_url or Settings().database_url
     err = sys.stderr
     show = err.isatty() if progress is None else progress

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,8 +10,8 @@ from typing import Any
 import click
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.engine import create_engine
-from gateway.db.migrate import upgrade
+from gateway.cli.database import Database, run_with_database
+from gateway.cli.time_range import period, since_option, until_option
 from gateway.errors import InvalidRequest
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_limit
@@ -25,11 +24,10 @@ from gateway.reports.build import (
     savings_report,
 )
 from gateway.reports.gpus import gpu_facts
-from gateway.reports.periods import Period, parse_period
+from gateway.reports.periods import Period
 from gateway.reports.queries import Dimension
 from gateway.reports.render import Format, ReportTable, render
 from gateway.settings import Settings
-from gateway.tenancy.repository import TenantRepository
 
 Work = Callable[[AsyncEngine, Scope], Awaitable[ReportTable]]
 
@@ -42,11 +40,8 @@ def report() -> None:
 def _common(command: Callable[..., None]) -> Callable[..., None]:
     """The options every report takes."""
     for option in reversed((
-        click.option("--since", default=None,
-                     help="ISO date or datetime (UTC), 'today', or an age: 30m, 24h, 7d, 2w "
-                     "(default: a week before --until)"),
-        click.option("--until", default=None,
-                     help="as --since; a bare date means the end of that day (default: now)"),
+        since_option(),
+        until_option(),
         click.option("--tenant", default=None, help="only this tenant (by name)"),
         click.option("--format", "fmt", type=click.Choice([f.value for f in Format]),
                      default=Format.TABLE.value, show_default=True),
@@ -65,26 +60,18 @@ def _by(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
 
 def _produce(options: dict[str, Any], work: Work) -> None:
     """Open the database, resolve the tenant, run the report, print it."""
-    settings = (Settings(database_url=options["database_url"]) if options["database_url"]
-                else Settings())
 
-    async def main() -> ReportTable:
-        engine = create_engine(settings.database_url)
-        try:
-            if settings.is_embedded_db:
-                await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-            scope = Scope(None, None, datetime.now(UTC))
-            if options["tenant"] is not None:
-                row = await TenantRepository(engine).get_tenant(options["tenant"])
-                if row is None:
-                    raise click.ClickException(f"no tenant named {options['tenant']!r}")
-                scope = Scope(row.id, row.name, scope.now)
-            return await work(engine, scope)
-        finally:
-            await engine.dispose()
+    async def main(db: Database) -> ReportTable:
+        scope = Scope(None, None, datetime.now(UTC))
+        if options["tenant"] is not None:
+            row = await db.tenants.get_tenant(options["tenant"])
+            if row is None:
+                raise click.ClickException(f"no tenant named {options['tenant']!r}")
+            scope = Scope(row.id, row.name, scope.now)
+        return await work(db.engine, scope)
 
     try:
-        table = asyncio.run(main())
+        table = run_with_database(main, database_url=options["database_url"])
     except InvalidRequest as exc:
         raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
     click.echo(render(table, Format(options["fmt"])), nl=False)
@@ -153,10 +140,7 @@ def audit(**options: Any) -> None:
 
 
 def _checked_period(options: dict[str, Any]) -> Period:
-    try:
-        return parse_period(options["since"], options["until"], datetime.now(UTC))
-    except InvalidRequest as exc:
-        raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
+    return period(options["since"], options["until"])
 
 
 def _dimension(kind: str, by: str | None) -> Dimension:

@@ -3,52 +3,47 @@ from the database (no running gateway needed)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-from datetime import date, datetime
+from datetime import date, timedelta
 from pathlib import Path
 
 import click
 
+from gateway.cli.database import Database, run_with_database
 from gateway.cli.report_commands import report
-from gateway.db.engine import create_engine
-from gateway.db.migrate import upgrade
+from gateway.cli.time_range import instant, since_option, until_option
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
-from gateway.settings import Settings
-
-DAY = click.DateTime(formats=["%Y-%m-%d"])
 
 
-async def _render(database_url: str, since: date | None, until: date | None,
-                  tenant: str | None) -> str:
+def _render(database_url: str | None, since: date | None, until: date | None,
+            tenant: str | None) -> str:
     try:
         rng = report_range(since, until, tenant)
     except RangeError as exc:
         raise click.BadParameter(str(exc), param_hint="--since/--until") from None
-    engine = create_engine(database_url)
-    try:
-        if database_url.startswith("sqlite"):
-            await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-        return render_page(await load_page(engine, rng))
-    finally:
-        await engine.dispose()
+
+    async def page(db: Database) -> str:
+        return render_page(await load_page(db.engine, rng))
+
+    return run_with_database(page, database_url=database_url)
 
 
 @report.command("html")
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="the HTML file to write")
-@click.option("--since", type=DAY, help="first UTC day (default: 29 days before --until)")
-@click.option("--until", type=DAY, help="last UTC day, included (default: today)")
+@since_option("29 days before --until; the page shows whole UTC days")
+@until_option("today")
 @click.option("--tenant", help="one tenant's name or id (default: all tenants)")
 @click.option("--database-url", help="default: GATEWAY_DATABASE_URL, as `serve` uses")
-def html_report(out: Path, since: datetime | None, until: datetime | None, tenant: str | None,
+def html_report(out: Path, since: str | None, until: str | None, tenant: str | None,
                 database_url: str | None) -> None:
     """The report page with charts (cost, route mix, latency, savings) as one HTML file."""
-    page = asyncio.run(_render(
-        database_url or Settings().database_url,
-        since.date() if since else None, until.date() if until else None, tenant,
-    ))
+    first = instant(since, end=False, param="since").date() if since else None
+    # the day holding the last instant of the (exclusive) range
+    last = (instant(until, end=True, param="until") - timedelta(microseconds=1)).date() \
+        if until else None
+    page = _render(database_url, first, last, tenant)
     # Written beside and renamed: a reader never sees half a page.
     partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     partial.write_text(page, encoding="utf-8")

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import importlib
+import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from urllib.parse import urlparse
 
 import click
 import uvicorn
@@ -21,29 +24,32 @@ import uvicorn
 from gateway.api.connection_guard import GuardedHttpToolsProtocol
 from gateway.classify.presidio import PresidioUnavailable, presidio_config
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
-from gateway.settings import Settings
+from gateway.settings import DEFAULT_STATE_DIR, Settings
 
 DEMO_TENANT = "demo"
+DEMO_ADMIN_KEY_FILE = DEFAULT_STATE_DIR / "admin-key"
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None,
-              help="policy YAML (default: GATEWAY_POLICY_PATH or policies/default.yaml)")
+              help="policy YAML (default: GATEWAY_POLICY_PATH, else the demo policy shipped "
+              "with the package)")
 @click.option("--workers", default=1, show_default=True, type=int,
               help="uvicorn worker processes (in-process state is per worker)")
 @click.option("--no-sim", is_flag=True,
               help="do not start the simulated backends the policy declares")
 def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: bool) -> None:
-    """Run the gateway."""
+    """Run the gateway. With no configuration: the demo (simulated backends, SQLite)."""
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
     settings = Settings()
-    if not settings.policy_path.exists():
+    if not settings.policy_path.is_file():
+        source = "--policy" if policy_path is not None else "GATEWAY_POLICY_PATH"
         raise click.ClickException(
-            f"no policy file at {settings.policy_path} (from {Path.cwd()}): run from the "
-            "repository root for the demo policy, or pass --policy / set GATEWAY_POLICY_PATH")
+            f"no policy file at {settings.policy_path} (from {source}, relative to "
+            f"{Path.cwd()}); fix the path, or unset it to run the demo policy")
     try:
         policy = load_policy(settings.policy_path)
     except PolicyError as exc:
@@ -54,12 +60,28 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
                             settings.presidio_model)
         except PresidioUnavailable as exc:
             raise click.ClickException(str(exc)) from None
+    simulators_ready: Callable[[], None] | None = None
     if settings.start_simulators and not no_sim and policy.simulators:
-        _start_simulators(policy)
-    if settings.is_embedded_db:
-        _ensure_demo_key(settings)
-    click.echo(f"gateway on http://{host}:{port}/v1  (policy {settings.policy_path}; "
-               f"models: {', '.join(policy.public_models())})", err=True)
+        simulators_ready = _start_simulators(policy)
+    # While the simulators start: the gateway's own imports (uvicorn's factory below finds
+    # them loaded), and the embedded database's migrations and demo tenant.
+    if workers == 1:  # (several workers import it each in their own process)
+        importlib.import_module("gateway.app")
+    demo = settings.is_embedded_db and settings.uses_demo_policy
+    admin_key = _demo_admin_key(settings) if demo and settings.admin_key is None else None
+    tenant_key = _ensure_demo_key(settings) if settings.is_embedded_db else None
+    what = "the demo policy" if settings.uses_demo_policy else f"policy {settings.policy_path}"
+    click.echo(f"\ngateway on http://{host}:{port}/v1  ({what}; models: "
+               f"{', '.join(policy.public_models())})", err=True)
+    if tenant_key:
+        click.echo(f"  API key of tenant '{DEMO_TENANT}' (shown once): {tenant_key}", err=True)
+    if admin_key:
+        click.echo(f"  report page: http://{host}:{port}/admin/login  (admin key {admin_key}, "
+                   f"kept in {DEMO_ADMIN_KEY_FILE})", err=True)
+    if demo:
+        click.echo("  send a mixed workload through it:  gateway demo traffic\n", err=True)
+    if simulators_ready is not None:
+        simulators_ready()  # the first scrape then finds every engine
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
     # then, so a supervisor sees a clean stop rather than death by signal.
     signal.signal(signal.SIGTERM, _stopped)
@@ -77,56 +99,72 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     )
 
 
+def _demo_admin_key(settings: Settings) -> str:
+    """The demo's admin key, so its report page opens in a browser: made once, kept 0600 in
+    the state folder, and handed to the gateway's workers through their environment (a
+    production gateway gets GATEWAY_ADMIN_KEY from its operator instead)."""
+    path = DEMO_ADMIN_KEY_FILE
+    if path.is_file():
+        key = path.read_text().strip()
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = f"sk-admin-{secrets.token_urlsafe(24)}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(key + "\n")
+    os.environ["GATEWAY_ADMIN_KEY"] = key
+    return key
+
+
 def _stopped(signum: int, frame: FrameType | None) -> None:
     sys.exit(0)
 
 
-def _start_simulators(policy: PolicySet) -> None:
-    procs: list[subprocess.Popen[bytes]] = []
-    urls = []
-    for name, spec in policy.simulators.items():
-        backend = policy.backends[name]
-        url = urlparse(backend.base_url)
-        args = [sys.executable, "-m", "gateway", "sim", "--host", url.hostname or "127.0.0.1",
-                "--port", str(url.port or 80), "--model", backend.model,
-                "--max-model-len", str(spec.max_model_len or backend.context_window)]
-        for flag, value in (("--num-gpu-blocks", spec.num_gpu_blocks),
-                            ("--max-num-seqs", spec.max_num_seqs),
-                            ("--decode-step-base-s", spec.decode_step_base_s),
-                            ("--prefill-tokens-per-s", spec.prefill_tokens_per_s)):
-            if value is not None:
-                args += [flag, str(value)]
-        procs.append(subprocess.Popen(args))
-        urls.append(f"{url.scheme}://{url.netloc}/health")
-        click.echo(f"started simulated vLLM {name!r} ({backend.model}) at {backend.base_url}",
-                   err=True)
+def _start_simulators(policy: PolicySet) -> Callable[[], None]:
+    """Start the policy's simulated backends in one process; returns a wait for them to
+    answer /health (the caller overlaps its own start-up with theirs)."""
+    launches = list(policy.simulators.values())
+    fleet = json.dumps([launch.fleet_entry() for launch in launches])
+    proc = subprocess.Popen([sys.executable, "-m", "gateway", "sim", "--fleet", fleet])
+    names = {"vllm": "vLLM", "openai": "OpenAI API", "anthropic": "Anthropic API"}
+    for launch in launches:
+        click.echo(f"simulated {names[launch.api]} {launch.backend!r} ({launch.model}) on "
+                   f"{launch.host}:{launch.port}", err=True)
 
     def stop() -> None:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
     atexit.register(stop)
-    deadline = time.monotonic() + 15
-    for health in urls:
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
+
+    def wait() -> None:
+        deadline = time.monotonic() + 30
+        for launch in launches:
+            while True:
+                if proc.poll() is not None:
                     raise click.ClickException(
-                        f"simulated backend did not start: {health}"
-                    ) from None
-                time.sleep(0.1)
+                        f"the simulated backends exited at start (code {proc.returncode}); "
+                        f"is a port of theirs ({', '.join(str(x.port) for x in launches)}) "
+                        "in use already?")
+                try:
+                    with urllib.request.urlopen(launch.health_url, timeout=1):
+                        break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise click.ClickException(
+                            f"simulated backend {launch.backend!r} did not start: "
+                            f"{launch.health_url}") from None
+                    time.sleep(0.05)
+
+    return wait
 
 
-def _ensure_demo_key(settings: Settings) -> None:
-    """First start of the embedded demo: create tenant 'demo' and show its key once."""
+def _ensure_demo_key(settings: Settings) -> str | None:
+    """First start of the embedded database: create tenant 'demo' and return its key (shown
+    once); None when tenants exist already."""
     from gateway.db.engine import create_engine
     from gateway.db.migrate import upgrade
     from gateway.tenancy.repository import TenantRepository
@@ -146,29 +184,45 @@ def _ensure_demo_key(settings: Settings) -> None:
         finally:
             await engine.dispose()
 
-    key = asyncio.run(main())
-    if key:
-        click.echo(f"\nCreated tenant '{DEMO_TENANT}' with API key (shown once):\n\n    {key}\n",
-                   err=True)
+    return asyncio.run(main())
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8101, show_default=True, type=int)
+@click.option("--api", type=click.Choice(["vllm", "openai", "anthropic"]), default="vllm",
+              show_default=True, help="the server to play: a vLLM engine, OpenAI's API or "
+              "Anthropic's Messages API")
 @click.option("--model", default=None, help="served model name")
+@click.option("--owned-by", default=None, help="/v1/models owned_by: say what it is")
 @click.option("--max-model-len", type=int, default=None)
 @click.option("--num-gpu-blocks", type=int, default=None)
 @click.option("--block-size", type=int, default=None)
 @click.option("--max-num-seqs", type=int, default=None)
 @click.option("--decode-step-base-s", type=float, default=None)
 @click.option("--prefill-tokens-per-s", type=float, default=None)
+@click.option("--response-delay-s", type=float, default=None,
+              help="fixed wait before generation (an API's network and queueing)")
 @click.option("--time-scale", type=float, default=None)
-def sim(host: str, port: int, model: str | None, **knobs: float | int | None) -> None:
-    """Run a simulated vLLM server (OpenAI API, /metrics, /tokenize) for demos and benchmarks."""
+@click.option("--fleet", default=None, help="JSON list of {host, port, config}: several sims "
+              "in this one process (what `gateway serve` starts for a policy's simulate: "
+              "blocks); the other options are then ignored")
+def sim(host: str, port: int, model: str | None, fleet: str | None,
+        **knobs: float | int | str | None) -> None:
+    """Run a simulated vLLM server (OpenAI API, /metrics, /tokenize), or a simulated OpenAI or
+    Anthropic API, for demos and benchmarks."""
     from gateway.sim.config import SimConfig
-    from gateway.sim.server import run_sim
+    from gateway.sim.server import run_sim, run_sims
 
-    overrides: dict[str, object] = {k: v for k, v in knobs.items() if v is not None}
-    if model:
-        overrides["model_name"] = model
-    run_sim(SimConfig(**overrides), host, port)  # type: ignore[arg-type]
+    try:
+        if fleet is not None:
+            entries = json.loads(fleet)
+            run_sims([(SimConfig(**e["config"]), e["host"], int(e["port"])) for e in entries])
+            return
+        overrides: dict[str, object] = {k: v for k, v in knobs.items() if v is not None}
+        if model:
+            overrides["model_name"] = model
+        config = SimConfig(**overrides)  # type: ignore[arg-type]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise click.ClickException(f"bad simulator settings: {exc}") from None
+    run_sim(config, host, port)

@@ -1,4 +1,5 @@
-"""Applies Alembic migrations (migrations/) to a database, from the CLI or the embedded mode.
+"""Applies the Alembic migrations shipped in the package to a database, from the CLI or the
+embedded mode.
 
 Production databases are migrated only by `gateway migrate`; the gateway never alters a
 Postgres schema on start-up. The embedded SQLite file is migrated by `gateway serve` itself,
@@ -15,15 +16,25 @@ from alembic.config import Config
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.errors import SetupError
+from gateway.package_data import migrations_path
+
+
+class MigrationsMissing(SetupError):
+    """The migrations folder is not where GATEWAY_MIGRATIONS_DIR (or the package) says."""
+
 
 def migrations_dir() -> Path:
-    """migrations/ beside the package in a checkout, else in the working directory (the
-    container image keeps it in /app); GATEWAY_MIGRATIONS_DIR overrides both."""
+    """The migrations shipped inside the package; GATEWAY_MIGRATIONS_DIR overrides them (a
+    deployment that carries its own)."""
     override = os.environ.get("GATEWAY_MIGRATIONS_DIR")
-    if override:
-        return Path(override)
-    beside = Path(__file__).resolve().parents[2] / "migrations"
-    return beside if (beside / "env.py").exists() else Path.cwd() / "migrations"
+    where = Path(override) if override else migrations_path()
+    if not (where / "env.py").is_file():
+        source = "GATEWAY_MIGRATIONS_DIR" if override else "the installed package"
+        raise MigrationsMissing(
+            f"no Alembic migrations at {where} (from {source}); unset GATEWAY_MIGRATIONS_DIR "
+            "to use the ones shipped with the package, or reinstall it")
+    return where
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

@@ -22,9 +22,9 @@ from gateway.policy.schema import (
     BaselineSpec,
     ModelPoolSpec,
     PolicyFile,
-    SimulatorSpec,
     TenantSpec,
 )
+from gateway.policy.simulation import SimulatorLaunch, simulator_launch
 from gateway.policy.token_counting import (
     DEFAULT_ESTIMATE_RATIO,
     REFERENCE_ENCODING,
@@ -79,7 +79,7 @@ class PolicySet:
     backends: dict[str, Backend]
     pools: dict[str, Pool]
     tenant_models: dict[str, frozenset[str]] = field(default_factory=dict)
-    simulators: dict[str, SimulatorSpec] = field(default_factory=dict)
+    simulators: dict[str, SimulatorLaunch] = field(default_factory=dict)  # the demo's
     source: str = "<memory>"
     rules: tuple[Rule, ...] = ()
     telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
@@ -203,7 +203,8 @@ def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
     tenant_models = {
         tenant: frozenset(t.models) for tenant, t in spec.tenants.items() if t.models is not None
     }
-    simulators = {b.name: b.simulate for b in spec.backends if b.simulate is not None}
+    simulators = {b.name: launch for b in spec.backends
+                  if (launch := simulator_launch(b)) is not None}
     rules = tuple(compile_rule(rule, i) for i, rule in enumerate(spec.rules))
     return PolicySet(
         backends, pools, tenant_models, simulators, source, rules,
@@ -298,7 +299,9 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         kv_bytes_per_token=(
             2 * kv.layers * kv.kv_heads * kv.head_dim * kv.dtype_bytes if kv is not None else None
         ),
-        max_num_seqs=spec.max_num_seqs,
+        # A simulated engine's batch size is the router's too, wherever the policy set it.
+        max_num_seqs=spec.max_num_seqs or (
+            spec.simulate.max_num_seqs if spec.simulate is not None else None),
         prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
         gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
         gpu_count=spec.gpu.count if spec.gpu is not None else None,

@@ -60,13 +60,22 @@ class LatencySpec(Strict):
 
 
 class SimulatorSpec(Strict):
-    """Demo only: `gateway serve` starts a simulated vLLM on base_url's port."""
+    """Demo only: `gateway serve` starts a simulated server on base_url's port, playing the
+    backend's provider (vLLM, OpenAI's API or Anthropic's)."""
 
-    max_model_len: int | None = Field(default=None, ge=256)
-    num_gpu_blocks: int | None = Field(default=None, ge=16)
-    max_num_seqs: int | None = Field(default=None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=256,
+                                      description="default: the backend's context_window")
+    num_gpu_blocks: int | None = Field(
+        default=None, ge=16, description="KV cache in 16-token blocks (default 2048 for a "
+        "vLLM; room for four full contexts for an API)")
+    max_num_seqs: int | None = Field(
+        default=None, ge=1, description="batch slots; prefer the backend's own max_num_seqs, "
+        "which the router reads too")
     decode_step_base_s: float | None = Field(default=None, ge=0)
     prefill_tokens_per_s: float | None = Field(default=None, gt=0)
+    response_delay_s: float | None = Field(
+        default=None, ge=0, le=10, description="a fixed wait before generation starts: a "
+        "commercial API's network and queueing time")
 
 
 class TokensSpec(Strict):

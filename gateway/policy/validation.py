@@ -3,7 +3,8 @@
 - names that do not resolve (backends, models, duplicate names);
 - rules no request can reach (after a catch-all, or after an identical condition);
 - a sensitive category that can reach a backend outside the self_hosted zone without redaction,
-  through a rule, a fallback, or the default route of a model pool.
+  through a rule, a fallback, or the default route of a model pool;
+- a simulated backend the simulator would refuse to start (policy/simulation.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 
 from gateway.policy.rule_schema import RuleSpec
 from gateway.policy.schema import ModelPoolSpec, PolicyFile
+from gateway.policy.simulation import simulation_problems
 
 Loc = tuple[str | int, ...]
 SENSITIVE_CATEGORIES = ("pii", "secret", "phi")
@@ -25,6 +27,9 @@ def semantic_problems(spec: PolicyFile) -> list[tuple[Loc, str]]:
         return problems  # the checks below assume every reference resolves
     problems += _unreachable(spec.rules)
     problems += _leaks(spec)
+    for i, backend in enumerate(spec.backends):
+        problems += [(("backends", i, *loc), message)
+                     for loc, message in simulation_problems(backend)]
     return problems
 
 

@@ -105,20 +105,33 @@ class BudgetGate:
         return True
 
 
+# OpenAI sends x-ratelimit-* on every response and some clients pace themselves by them, so a
+# tenant without a limit gets them too: this stand-in (2^31 - 1, documented in the README) as
+# both limit and remaining, and a reset of "0s".
+UNLIMITED = 2**31 - 1
+
+
 def rate_headers(rate: RateState | None) -> dict[str, str]:
     """OpenAI's names; reset as a duration like "6m0s", "1s", "120ms"."""
-    if rate is None:
-        return {}
     out: dict[str, str] = {}
-    if rate.limit_requests is not None:
+    if rate is not None and rate.limit_requests is not None:
         out["x-ratelimit-limit-requests"] = str(rate.limit_requests)
         out["x-ratelimit-remaining-requests"] = str(max(0, rate.remaining_requests or 0))
         out["x-ratelimit-reset-requests"] = duration(rate.reset_requests_s or 0.0)
-    if rate.limit_tokens is not None:
+    else:
+        out["x-ratelimit-limit-requests"] = out["x-ratelimit-remaining-requests"] = _UNLIMITED
+        out["x-ratelimit-reset-requests"] = "0s"
+    if rate is not None and rate.limit_tokens is not None:
         out["x-ratelimit-limit-tokens"] = str(rate.limit_tokens)
         out["x-ratelimit-remaining-tokens"] = str(max(0, rate.remaining_tokens or 0))
         out["x-ratelimit-reset-tokens"] = duration(rate.reset_tokens_s or 0.0)
+    else:
+        out["x-ratelimit-limit-tokens"] = out["x-ratelimit-remaining-tokens"] = _UNLIMITED
+        out["x-ratelimit-reset-tokens"] = "0s"
     return out
+
+
+_UNLIMITED = str(UNLIMITED)
 
 
 def duration(seconds: float) -> str:

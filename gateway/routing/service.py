@@ -132,7 +132,7 @@ class RoutingService:
         cost = await self._finish(  # 5 settle + 6 record
             tenant, request, profile, reservation, trace, reply.usage, body=reply.body
         )
-        return Completed(reply.body, reply.content_type, response_headers(trace, cost))
+        return Completed(reply.body, reply.content_type, response_headers(trace, profile, cost))
 
     async def _dispatch(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace
@@ -222,7 +222,7 @@ class RoutingService:
         body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
                      on_first_token=on_first_token, annotate_usage=annotate,
                      capture=trace.capture)
-        return Streaming(body, response_headers(trace, None))
+        return Streaming(body, response_headers(trace, profile, None))
 
     async def _payload_for(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace, backend: Backend

@@ -134,15 +134,22 @@ def _telemetry_note(
     )
 
 
-def response_headers(trace: RequestTrace, cost_micro_usd: int | None) -> dict[str, str]:
-    """What the client is told about its route (and, when known, its cost)."""
+def response_headers(
+    trace: RequestTrace, profile: Profile, cost_micro_usd: int | None
+) -> dict[str, str]:
+    """What the client is told about its route, the classification that drove it (the
+    sensitivity categories found, never the values) and, when known, its cost."""
     assert trace.backend is not None and trace.decision is not None
     headers = {
         **trace.headers,
         "x-gateway-backend": trace.backend.name,
         "x-gateway-rule": trace.decision.rule,
         "x-gateway-attempts": str(trace.attempts),
+        "x-gateway-prompt-tokens": str(profile.prompt_tokens),
+        "x-gateway-sensitivity": ",".join(profile.sensitivity) or "none",
     }
+    if profile.complexity is not None:
+        headers["x-gateway-complexity"] = profile.complexity.label
     if trace.decision.spilled:
         headers["x-gateway-spill-over"] = "true"
     if trace.decision.affinity is not None:

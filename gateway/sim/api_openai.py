@@ -96,6 +96,7 @@ async def _generate(
     chat: bool,
 ) -> Response:
     output_ids = runtime.tokenizer.encode_pieces(plan.pieces)
+    await runtime.api_delay()
     handle = runtime.engine.submit(prompt_ids, output_ids, plan.finish_reason, max_tokens)
     if options.stream:
         abort_after = runtime.faults.take_stream_abort(request.url.path)

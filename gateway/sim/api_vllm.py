@@ -15,15 +15,19 @@ from gateway.sim.runtime import runtime_of
 VLLM_VERSION = "0.32.0+sim"  # the vLLM release whose API and metrics the sim reproduces
 
 router = APIRouter()
+health_router = APIRouter()  # /health alone, for the sims that play a commercial API
 
 
 def _json(payload: object) -> Response:
     return Response(orjson.dumps(payload), media_type="application/json")
 
 
-@router.get("/health")
 async def health(request: Request) -> Response:
     return Response(status_code=200 if runtime_of(request).engine.alive else 503)
+
+
+router.add_api_route("/health", health, methods=["GET"])
+health_router.add_api_route("/health", health, methods=["GET"])
 
 
 @router.get("/version")

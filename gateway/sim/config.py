@@ -16,6 +16,12 @@ class SimConfig:
     model_name: str = "sim-llama-8b"
     model_root: str | None = None  # /v1/models `root`; real vLLM shows the weights path
     owned_by: str = "gateway-sim"
+    # Which server it plays: "vllm" (OpenAI endpoints plus vLLM's /metrics, /tokenize...),
+    # "openai" (a commercial API: the OpenAI endpoints only) or "anthropic" (the Messages API).
+    api: Literal["vllm", "openai", "anthropic"] = "vllm"
+    # A fixed wait before the engine sees a request: a commercial API's network and queueing,
+    # which put its time to first token in the hundreds of milliseconds.
+    response_delay_s: float = 0.0
     max_model_len: int = 8192
     # When prompt + max_tokens overruns max_model_len: "cap" cuts max_tokens to the room left,
     # as vLLM 0.32 does (measured); "reject" answers 400 "This model's maximum context length
@@ -70,7 +76,10 @@ class SimConfig:
                 raise ValueError(f"SimConfig.{name} must be > 0, got {value}")
         if self.vocab_size < 1024:
             raise ValueError("SimConfig.vocab_size must be >= 1024")
-        if min(self.decode_step_base_s, self.decode_step_per_seq_s, self.time_scale) < 0:
+        if self.api not in ("vllm", "openai", "anthropic"):
+            raise ValueError("SimConfig.api must be 'vllm', 'openai' or 'anthropic'")
+        if min(self.decode_step_base_s, self.decode_step_per_seq_s, self.time_scale,
+               self.response_delay_s) < 0:
             raise ValueError("SimConfig step times and time_scale must be >= 0")
         if self.context_overflow not in ("cap", "reject"):
             raise ValueError("SimConfig.context_overflow must be 'cap' or 'reject'")

@@ -84,7 +84,7 @@ async def stream_chat(
     carrying finish_reason), the usage chunk if asked for, then [DONE]."""
     usage = usage_json(handle.usage) if options.continuous_usage else None
     yield sse(chat_chunk(meta, {"role": "assistant", "content": ""}, usage=usage))
-    async for event in _token_events(handle, abort_after):
+    async for event in token_events(handle, abort_after):
         finish = plan.api_finish_reason if event.finish_reason is not None else None
         usage = usage_json(handle.usage) if options.continuous_usage else None
         yield sse(chat_chunk(meta, chat_delta(plan, event.index), finish, usage))
@@ -103,7 +103,7 @@ async def stream_completion(
     abort_after: int | None,
 ) -> AsyncIterator[bytes]:
     """SSE for /v1/completions: same shape as the response, one text piece per chunk."""
-    async for event in _token_events(handle, abort_after):
+    async for event in token_events(handle, abort_after):
         finish = plan.api_finish_reason if event.finish_reason is not None else None
         usage = usage_json(handle.usage) if options.continuous_usage else None
         yield sse(completion_chunk(meta, plan.pieces[event.index], finish, usage))
@@ -114,7 +114,7 @@ async def stream_completion(
     yield SSE_DONE
 
 
-async def _token_events(
+async def token_events(
     handle: RequestHandle, abort_after: int | None
 ) -> AsyncIterator[TokenEvent]:
     sent = 0

@@ -210,7 +210,11 @@ def embeddings_response(
 
 
 def model_card(config: SimConfig, created: int) -> dict[str, Any]:
-    """vLLM's ModelCard: OpenAI's model object plus root, parent and max_model_len."""
+    """vLLM's ModelCard: OpenAI's model object plus root, parent and max_model_len (a sim
+    playing OpenAI's API answers with OpenAI's four fields only)."""
+    if config.api == "openai":
+        return {"id": config.model_name, "object": "model", "created": created,
+                "owned_by": config.owned_by}
     return {
         "id": config.model_name,
         "object": "model",

@@ -6,6 +6,7 @@ several sims can run in one process.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass
@@ -46,6 +47,12 @@ class SimRuntime:
             recorder=RequestRecorder(),
             created=int(time.time()),
         )
+
+    async def api_delay(self) -> None:
+        """A commercial API's network and queueing time (none for a vLLM)."""
+        delay = self.config.response_delay_s * self.config.time_scale
+        if delay > 0:
+            await asyncio.sleep(delay)
 
     def response_meta(self, request: Request, prefix: str) -> ResponseMeta:
         """Ids like vLLM's: "<prefix>-<X-Request-Id>" when the caller sent one, else random."""

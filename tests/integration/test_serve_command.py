@@ -13,15 +13,39 @@ from gateway.cli.main import cli
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_no_policy_in_the_working_directory_names_the_way_out(
+def test_a_missing_policy_file_names_the_setting_that_pointed_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GATEWAY_POLICY_PATH", "nowhere/policy.yaml")
+    result = CliRunner().invoke(cli, ["serve", "--port", "1"])
+    assert result.exit_code == 1
+    assert "no policy file at nowhere/policy.yaml (from GATEWAY_POLICY_PATH" in result.output
+    assert "unset it to run the demo policy" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_missing_policy_flag_names_the_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("GATEWAY_POLICY_PATH", raising=False)
-    result = CliRunner().invoke(cli, ["serve", "--port", "1"])
+    result = CliRunner().invoke(cli, ["serve", "--port", "1", "--policy", "gone.yaml"])
     assert result.exit_code == 1
-    assert "no policy file at policies/default.yaml" in result.output
-    assert "--policy" in result.output
+    assert "no policy file at gone.yaml (from --policy" in result.output
+
+
+def test_without_configuration_the_demo_policy_shipped_in_the_package_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.package_data import demo_policy_path
+    from gateway.settings import Settings
+
+    monkeypatch.chdir(tmp_path)  # an empty directory: nothing to find beside it
+    monkeypatch.delenv("GATEWAY_POLICY_PATH", raising=False)
+    settings = Settings()
+    assert settings.uses_demo_policy
+    assert settings.policy_path == demo_policy_path() and settings.policy_path.is_file()
 
 
 def test_presidio_asked_for_without_its_model_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,133 @@
+"""A browser's way into the report page: a login form that trades the admin key for a session
+cookie (HttpOnly, SameSite=Strict, Path=/admin, Secure over HTTPS) that only the read-only
+report page accepts.
+
+The cookie holds an expiry and an HMAC of it under the admin key, never the key: nothing is
+stored server-side, every replica accepts it, and rotating the admin key ends every session.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import html
+import time
+from urllib.parse import parse_qs, quote
+
+from fastapi import APIRouter, Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from gateway.api.auth import key_matches
+from gateway.components import Components
+
+COOKIE = "gateway_admin_session"
+SESSION_S = 8 * 3600
+MAX_FORM_BYTES = 4096
+REPORT_PAGE = "/admin/reports"
+PAGE_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+}
+
+router = APIRouter(prefix="/admin", include_in_schema=False)
+
+
+def _sign(admin_key: str, expires: int) -> str:
+    mac = hmac.new(admin_key.encode(), f"report-session|{expires}".encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
+
+
+def session_value(admin_key: str, now_s: float) -> str:
+    expires = int(now_s) + SESSION_S
+    return f"{expires}.{_sign(admin_key, expires)}"
+
+
+def valid_session(value: str | None, admin_key: str | None, now_s: float) -> bool:
+    if not value or not admin_key:
+        return False
+    expires_text, _, mac = value.partition(".")
+    if not expires_text.isdigit() or int(expires_text) < now_s:
+        return False
+    return key_matches(mac, _sign(admin_key, int(expires_text)))
+
+
+def has_session(request: Request, admin_key: str | None) -> bool:
+    return valid_session(request.cookies.get(COOKIE), admin_key, time.time())
+
+
+def _admin_key(request: Request) -> str | None:
+    parts: Components = request.app.state.components
+    key = parts.settings.admin_key
+    return key.get_secret_value() if key else None
+
+
+def _form(error: str | None, target: str) -> str:
+    message = f'<p class="error">{html.escape(error)}</p>' if error else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Gateway reports: sign in</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:26rem;margin:4rem auto;color:#222}}
+input{{width:100%;padding:.5rem;margin:.5rem 0;box-sizing:border-box}}
+button{{padding:.5rem 1.2rem}}.error{{color:#b00020}}</style></head>
+<body><h1>Gateway reports</h1>{message}
+<form method="post" action="/admin/login">
+<label for="key">Admin key</label>
+<input id="key" name="key" type="password" autocomplete="current-password" autofocus required>
+<input type="hidden" name="next" value="{html.escape(target)}">
+<button type="submit">Sign in</button></form>
+<p>The key is GATEWAY_ADMIN_KEY (the demo prints it at start). Signing in sets a cookie for
+this page only, valid for 8 hours.</p></body></html>"""
+
+
+def _safe_target(value: str | None) -> str:
+    """Only the report page (with its own query) may follow a login: no open redirect."""
+    if value and value.startswith(REPORT_PAGE) and "//" not in value and "\\" not in value:
+        return value
+    return REPORT_PAGE
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_page(request: Request) -> HTMLResponse:
+    target = _safe_target(request.query_params.get("next"))
+    if _admin_key(request) is None:
+        return HTMLResponse(_form("The admin API is disabled: set GATEWAY_ADMIN_KEY.", target),
+                            status_code=403, headers=PAGE_HEADERS)
+    return HTMLResponse(_form(None, target), headers=PAGE_HEADERS)
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    admin_key = _admin_key(request)
+    body = await request.body()
+    fields = parse_qs(body[:MAX_FORM_BYTES].decode("utf-8", "replace"))
+    target = _safe_target((fields.get("next") or [None])[0])
+    given = (fields.get("key") or [""])[0].strip()
+    if admin_key is None:
+        return HTMLResponse(_form("The admin API is disabled: set GATEWAY_ADMIN_KEY.", target),
+                            status_code=403, headers=PAGE_HEADERS)
+    if not given or not key_matches(given, admin_key):
+        return HTMLResponse(_form("That is not the admin key.", target), status_code=401,
+                            headers=PAGE_HEADERS)
+    response = RedirectResponse(target, status_code=303, headers=PAGE_HEADERS)
+    response.set_cookie(COOKIE, session_value(admin_key, time.time()), max_age=SESSION_S,
+                        path="/admin", httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/logout")
+async def logout() -> Response:
+    response = RedirectResponse("/admin/login", status_code=303, headers=PAGE_HEADERS)
+    response.delete_cookie(COOKIE, path="/admin", httponly=True, samesite="strict")
+    return response
+
+
+def login_redirect(request: Request) -> RedirectResponse:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/admin/login?next={quote(target, safe='')}", status_code=303,
+                            headers=PAGE_HEADERS)
