@@ -5,7 +5,7 @@ the form."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, datetime
 
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, Response
@@ -16,6 +16,7 @@ from gateway.components import Components
 from gateway.errors import InvalidRequest
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
+from gateway.reports.periods import page_days
 
 router = APIRouter(prefix="/admin")
 
@@ -33,7 +34,7 @@ HEADERS = {
 
 @router.get("/reports", response_class=HTMLResponse)
 async def report_page(
-    request: Request, since: date | None = None, until: date | None = None,
+    request: Request, since: str | None = None, until: str | None = None,
     tenant: str | None = None,
 ) -> Response:
     parts: Components = request.app.state.components
@@ -44,8 +45,9 @@ async def report_page(
         if admin_key and wants_page and bearer_token(request) is None:
             return login_redirect(request)
         require_admin(request, admin_key)
+    first, last = page_days(since, until, datetime.now(UTC))  # the CLI's syntax: 7d, dates
     try:
-        rng = report_range(since, until, tenant)
+        rng = report_range(first, last, tenant)
     except RangeError as exc:
         raise InvalidRequest(str(exc), param="since") from None
     data = await load_page(parts.engine, rng)

@@ -58,15 +58,17 @@ def schema(output: Path | None) -> None:
 
 
 @policy.command("explain")
-@click.option("--policy", "policy_path", required=True, type=click.Path(path_type=Path))
-@click.option("--tenant", required=True)
+@click.option("--policy", "policy_path", default=None, type=click.Path(path_type=Path),
+              help="default: GATEWAY_POLICY_PATH, else the demo policy shipped with the package")
+@click.option("--tenant", default="demo", show_default=True)
 @click.option("--request", "request_path", required=True, type=click.Path(path_type=Path),
-              help="a request body as JSON (e.g. a chat completion with model and messages)")
+              help="a request body as JSON (e.g. a chat completion with model and messages); "
+              "- reads it from stdin")
 @click.option("--endpoint", type=click.Choice([e.value for e in Endpoint]),
               default=Endpoint.CHAT.value, show_default=True)
 @click.option("--tags", default=None, help="comma-separated, as in x-gateway-tags")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
-def explain_command(policy_path: Path, tenant: str, request_path: Path, endpoint: str,
+def explain_command(policy_path: Path | None, tenant: str, request_path: Path, endpoint: str,
                     tags: str | None, as_json: bool) -> None:
     """Show which backend a request would get, by which rule, and why the others were not."""
     from gateway.api.parsing import parse_route_request
@@ -75,13 +77,12 @@ def explain_command(policy_path: Path, tenant: str, request_path: Path, endpoint
     from gateway.routing.explain import explain, render_table
 
     try:
-        loaded = load_policy(policy_path)
+        loaded = load_policy(policy_path or Settings().policy_path)
     except PolicyError as exc:
         raise click.ClickException(f"the policy does not validate:\n{exc}") from None
     try:
-        route_request = parse_route_request(
-            request_path.read_bytes(), Endpoint(endpoint), "explain", tags
-        )
+        body = sys.stdin.buffer.read() if str(request_path) == "-" else request_path.read_bytes()
+        route_request = parse_route_request(body, Endpoint(endpoint), "explain", tags)
     except (OSError, GatewayError) as exc:
         raise click.ClickException(f"{request_path}: {exc}") from None
     context = TenantContext(tenant_id=tenant, tenant_name=tenant, key_id="-")

@@ -4,16 +4,18 @@ from the database (no running gateway needed)."""
 from __future__ import annotations
 
 import os
-from datetime import date, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import click
 
 from gateway.cli.database import Database, run_with_database
 from gateway.cli.report_commands import report
-from gateway.cli.time_range import instant, since_option, until_option
+from gateway.cli.time_range import since_option, until_option
+from gateway.errors import InvalidRequest
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
+from gateway.reports.periods import page_days
 
 
 def _render(database_url: str | None, since: date | None, until: date | None,
@@ -39,10 +41,10 @@ def _render(database_url: str | None, since: date | None, until: date | None,
 def html_report(out: Path, since: str | None, until: str | None, tenant: str | None,
                 database_url: str | None) -> None:
     """The report page with charts (cost, route mix, latency, savings) as one HTML file."""
-    first = instant(since, end=False, param="since").date() if since else None
-    # the day holding the last instant of the (exclusive) range
-    last = (instant(until, end=True, param="until") - timedelta(microseconds=1)).date() \
-        if until else None
+    try:
+        first, last = page_days(since, until, datetime.now(UTC))
+    except InvalidRequest as exc:
+        raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
     page = _render(database_url, first, last, tenant)
     # Written beside and renamed: a reader never sees half a page.
     partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")

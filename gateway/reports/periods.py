@@ -97,3 +97,17 @@ def _invalid(text: str, param: str) -> InvalidRequest:
         "(2026-11-17T08:00:00Z), 'now', 'today', or an age such as 30m, 24h, 7d or 2w",
         param=param,
     )
+
+
+def page_days(
+    since: str | None, until: str | None, now: datetime
+) -> tuple[date | None, date | None]:
+    """The first and last UTC day a page of whole days shows, for bounds in the syntax every
+    report takes (None where not given: the page's defaults apply)."""
+    first = parse_instant(since, now, end=False, param="since").date() if since else None
+    last = None
+    if until:
+        # the day holding the last instant of the (exclusive) range
+        last = (parse_instant(until, now, end=True, param="until")
+                - timedelta(microseconds=1)).date()
+    return first, last

@@ -1,0 +1,165 @@
+"""The demo as a newcomer runs it: `gateway serve` on the demo policy shipped in the package
+(its four simulated backends on free ports here), driven with the official openai SDK. Every
+core decision shows: personal data and secrets stay home, a hard problem reaches the
+frontier API, a long contract goes where it fits, small talk goes to the cheapest engine, a
+named model is served by the simulated Anthropic API, and a burst spills over to an API."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import openai
+import pytest
+
+from gateway.cli.demo_workload import HARD, contract, luhn_card
+from gateway.package_data import demo_policy_path
+from tests.support.servers import free_port
+
+SELF_HOSTED = {"llama-8b", "qwen-32b"}
+
+
+@dataclass
+class Demo:
+    url: str
+    key: str
+
+    def client(self) -> openai.OpenAI:
+        return openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    home = tmp_path_factory.mktemp("demo")
+    text = demo_policy_path().read_text()
+    for port in sorted(set(re.findall(r"127\.0\.0\.1:(\d+)", text))):
+        text = text.replace(f"127.0.0.1:{port}", f"127.0.0.1:{free_port()}")
+    (home / "policy.yaml").write_text(text)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    log = (home / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", "--policy", "policy.yaml", "--port",
+         str(port)], cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (home / "serve.log").read_text()
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, (home / "serve.log").read_text()
+            time.sleep(0.1)
+        found = re.search(r"API key of tenant 'demo' \(shown once\): (sk-gw-\S+)",
+                          (home / "serve.log").read_text())
+        assert found, (home / "serve.log").read_text()
+        yield Demo(url, found.group(1))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        finally:
+            log.close()
+    assert proc.returncode == 0, (home / "serve.log").read_text()
+
+
+def ask(demo: Demo, text: str, model: str = "auto", max_tokens: int = 32,
+        ) -> tuple[dict[str, str], str]:
+    with demo.client() as client:
+        raw = client.chat.completions.with_raw_response.create(
+            model=model, max_tokens=max_tokens, messages=[{"role": "user", "content": text}])
+        answer = raw.parse().choices[0].message.content or ""
+    return dict(raw.headers), answer
+
+
+def test_small_talk_goes_to_the_cheapest_engine_with_the_why_in_headers(demo: Demo) -> None:
+    headers, answer = ask(demo, "hi")
+    assert answer
+    assert headers["x-gateway-backend"] == "llama-8b"
+    assert headers["x-gateway-rule"] == "cheapest-good-enough"
+    assert headers["x-gateway-sensitivity"] == "none"
+    assert headers["x-gateway-complexity"] in ("low", "medium")
+    assert int(headers["x-gateway-prompt-tokens"]) > 0
+    assert headers["x-ratelimit-limit-requests"] == "3000"  # the demo tenant's limits
+    assert int(headers["x-ratelimit-remaining-tokens"]) < 4_000_000
+
+
+def test_a_card_number_stays_on_a_self_hosted_engine(demo: Demo) -> None:
+    card = luhn_card(random.Random(5))
+    headers, _ = ask(demo, f"Please charge my card {card} for the renewal.")
+    assert headers["x-gateway-rule"] == "sensitive-stays-home"
+    assert headers["x-gateway-backend"] in SELF_HOSTED
+    assert "pii" in headers["x-gateway-sensitivity"].split(",")
+    assert card not in str(headers)  # categories, never values
+
+
+def test_a_secret_stays_on_a_self_hosted_engine(demo: Demo) -> None:
+    key = "AKIA" + "".join(random.Random(9).choices("ABCDEFGHJKLMNPQRSTUVWXYZ234567", k=16))
+    headers, _ = ask(demo, f"Why is this failing?\nexport AWS_ACCESS_KEY_ID={key}\n"
+                           "export AWS_SECRET_ACCESS_KEY=Zq3v8Lr1Tx9Kp0Wm4Hs7Bn2Yc6Jd5Fg1Ae8Ui0Ox")
+    assert headers["x-gateway-rule"] == "sensitive-stays-home"
+    assert headers["x-gateway-backend"] in SELF_HOSTED
+    assert "secret" in headers["x-gateway-sensitivity"].split(",")
+
+
+def test_a_hard_problem_reaches_the_frontier_api(demo: Demo) -> None:
+    headers, answer = ask(demo, HARD[0], max_tokens=16)
+    assert headers["x-gateway-complexity"] == "high"
+    assert headers["x-gateway-rule"] == "hard-to-frontier"
+    assert headers["x-gateway-backend"] == "gpt-4o"
+    assert answer
+
+
+def test_a_long_contract_goes_where_it_fits(demo: Demo) -> None:
+    text = "Summarise this contract:\n\n" + contract(random.Random(2), 4200)
+    headers, _ = ask(demo, text, max_tokens=16)
+    assert int(headers["x-gateway-prompt-tokens"]) > 4096  # over llama-8b's context window
+    assert headers["x-gateway-rule"] == "long-document"
+    assert headers["x-gateway-backend"] == "qwen-32b"  # the cheapest whose window holds it
+
+
+def test_a_named_model_is_served_by_the_simulated_anthropic_api(demo: Demo) -> None:
+    headers, answer = ask(demo, "Write a limerick about queues.", model="claude-sonnet")
+    assert headers["x-gateway-backend"] == "claude-sonnet" and answer
+    with demo.client() as client:
+        stream = client.chat.completions.create(
+            model="claude-sonnet", max_tokens=12, stream=True,
+            stream_options={"include_usage": True},
+            messages=[{"role": "user", "content": "and another"}])
+        chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+
+
+def test_a_burst_spills_over_from_the_saturated_engines_to_an_api(demo: Demo) -> None:
+    async def burst() -> list[dict[str, str]]:
+        async with openai.AsyncOpenAI(base_url=f"{demo.url}/v1", api_key=demo.key,
+                                      max_retries=0) as client:
+            async def one(i: int) -> dict[str, str]:
+                raw = await client.chat.completions.with_raw_response.create(
+                    model="auto", max_tokens=64,
+                    messages=[{"role": "user", "content": f"Give me idea number {i} for a "
+                               "team offsite in spring."}])
+                raw.parse()
+                return dict(raw.headers)
+
+            return await asyncio.gather(*(one(i) for i in range(64)))
+
+    replies = asyncio.run(burst())
+    spilled = [h for h in replies if h.get("x-gateway-spill-over") == "true"]
+    assert spilled, [h["x-gateway-backend"] for h in replies]
+    assert {h["x-gateway-backend"] for h in spilled} <= {"gpt-4o", "claude-sonnet"}
+    assert {h["x-gateway-backend"] for h in replies} & SELF_HOSTED  # they were used first
+    assert all(h["x-gateway-rule"] == "cheapest-good-enough" for h in replies)
