@@ -24,12 +24,18 @@ RUN EXTRAS="${EXTRAS}" python -c "import os, tomllib; p = tomllib.load(open('pyp
       > /tmp/requirements.txt \
  && /opt/venv/bin/pip install --no-cache-dir -r /tmp/requirements.txt
 COPY gateway ./gateway
+# gateway/policies and gateway/migrations link to these two: the wheel carries them as files.
+COPY migrations ./migrations
+COPY policies ./policies
 # A real (non-editable) install: the wheel carries the package data the gateway reads at run
-# time (classify/models/*.json, budget/lua/*.lua; see [tool.setuptools.package-data]).
+# time (the demo policy, migrations, classify/models/*.json, budget/lua/*.lua; see
+# [tool.setuptools.package-data]).
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps . \
  && /opt/venv/bin/python -c "from importlib.resources import files; \
       assert files('gateway.classify').joinpath('models/complexity.json').is_file(); \
-      assert files('gateway.budget').joinpath('lua/admit.lua').is_file()"
+      assert files('gateway.budget').joinpath('lua/admit.lua').is_file(); \
+      assert files('gateway').joinpath('policies/default.yaml').is_file(); \
+      assert files('gateway').joinpath('migrations/env.py').is_file()"
 
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="llm-routing-gateway" \
@@ -50,8 +56,6 @@ RUN install -d -o 10001 -g 10001 -m 0750 /var/lib/gateway/audit-spool /app/.gate
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    GATEWAY_POLICY_PATH=/app/policies/default.yaml \
-    GATEWAY_MIGRATIONS_DIR=/app/migrations \
     GATEWAY_AUDIT_SPOOL_DIR=/var/lib/gateway/audit-spool
 USER 10001:10001
 EXPOSE 8080
