@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
@@ -36,9 +37,12 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 @click.option("--tenant", default=None, help="apply this tenant's own detectors too")
 @click.option("--presidio", is_flag=True,
               help="also run Presidio (installed with the `presidio` extra)")
+@click.option("--progress/--no-progress", default=None,
+              help="count prompts on stderr as they are done; default: when stderr is a "
+              "terminal")
 def classify_command(
     source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
-    presidio: bool,
+    presidio: bool, progress: bool | None,
 ) -> None:
     """Classify each prompt of a JSONL file ({"prompt": ...} or {"messages": [...]}, with an
     optional "id" that is copied to the output): tokens, complexity, sensitivity."""
@@ -49,7 +53,8 @@ def classify_command(
     text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
     out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
     try:
-        asyncio.run(_run(classifier, text_in, out, detectors))
+        show = sys.stderr.isatty() if progress is None else progress
+        asyncio.run(_run(classifier, text_in, out, detectors, show))
     finally:
         if output is not None:
             out.close()
@@ -90,11 +95,17 @@ def _tenant_detectors(
 
 
 async def _run(  # type: ignore[no-untyped-def]
-    classifier, lines: IO[str], out: IO[bytes], detectors: tuple[TenantDetector, ...]
+    classifier, lines: IO[str], out: IO[bytes], detectors: tuple[TenantDetector, ...],
+    progress: bool = False,
 ) -> None:
+    done, shown_at = 0, time.monotonic()
     for number, line in enumerate(lines, 1):
+        if progress and time.monotonic() - shown_at >= 0.5:
+            click.echo(f"\rclassified {done:,} prompts", nl=False, err=True)
+            shown_at = time.monotonic()
         if not line.strip():
             continue
+        done += 1
         given_id, request = _request(line, number)
         profile = await classifier.profile(request, FORCE_EXACT, detectors=detectors)
         complexity = profile.complexity
@@ -110,6 +121,8 @@ async def _run(  # type: ignore[no-untyped-def]
                            "confidence": round(s.confidence, 4)} for s in profile.spans],
             },
         }) + b"\n")
+    if progress:
+        click.echo(f"\rclassified {done:,} prompts", err=True)
 
 
 def _request(line: str, number: int) -> tuple[object, RouteRequest]:

@@ -72,3 +72,13 @@ def test_presidio_adds_its_findings_on_request(tmp_path: Path) -> None:
     assert plain["sensitivity"]["spans"] == []
     (span,) = orjson.loads(output)["sensitivity"]["spans"]
     assert (span["type"], span["start"], span["end"]) == ("person", 7, 14)
+
+
+def test_an_input_id_comes_back_so_results_join_to_inputs(tmp_path: Path) -> None:
+    lines: list[object] = [{"id": "q-1", "prompt": "hi"}, {"id": 42, **LINES[1]}, LINES[0]]
+    code, output = run(tmp_path, "--progress", lines=lines)
+    assert code == 0, output
+    rows = [orjson.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [row.get("id") for row in rows] == ["q-1", 42, None]
+    assert "id" not in rows[2]  # no id in, none out: the shape stays stable
+    assert "classified 3 prompts" in output  # the progress line (stderr)
