@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -17,11 +19,13 @@ from urllib.parse import urlparse
 
 import click
 import uvicorn
+from pydantic import ValidationError
 
 from gateway.api.connection_guard import GuardedHttpToolsProtocol
 from gateway.classify.presidio import PresidioUnavailable, presidio_config
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.settings import Settings
+from gateway.telemetry.multiprocess import MULTIPROC_ENV, prepare_dir
 
 DEMO_TENANT = "demo"
 
@@ -39,7 +43,11 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     """Run the gateway."""
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # e.g. a secret given twice, or its file unreadable
+        raise click.ClickException(
+            "settings: " + "; ".join(str(e["msg"]) for e in exc.errors())) from None
     if not settings.policy_path.exists():
         raise click.ClickException(
             f"no policy file at {settings.policy_path} (from {Path.cwd()}): run from the "
@@ -58,6 +66,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         _start_simulators(policy)
     if settings.is_embedded_db:
         _ensure_demo_key(settings)
+    if workers > 1:
+        # Set after the simulators started: their own metrics stay out of the gateway's.
+        _share_metrics(settings.metrics_dir)
     click.echo(f"gateway on http://{host}:{port}/v1  (policy {settings.policy_path}; "
                f"models: {', '.join(policy.public_models())})", err=True)
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
@@ -75,6 +86,16 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
     )
+
+
+def _share_metrics(directory: Path | None) -> None:
+    """Workers keep their Prometheus values in one directory, so any of them answers a scrape
+    with all of them (telemetry/multiprocess.py); emptied now, as a new run starts from 0."""
+    if directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="gateway-metrics-"))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = prepare_dir(directory)
+    os.environ[MULTIPROC_ENV] = str(path)  # inherited by the workers uvicorn spawns
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
