@@ -206,9 +206,11 @@ def create_app(
         policy_store.subscribe(reload_audit)  # each policy put in force, in the admin chain
         # A policy reload re-reads provider key files; the gateway's own keys go with it.
         policy_store.subscribe(lambda _: secrets.refresh(force=True))
-        rereading = asyncio.create_task(watch_secret_files(
-            secrets, metrics, lambda: audit.backlog, settings.policy_poll_interval_s),
-            name="secret-files")
+        background = [asyncio.create_task(watch_secret_files(
+            secrets, settings.policy_poll_interval_s), name="secret-files")]
+        if metrics.multiprocess_dir is not None:
+            background.append(asyncio.create_task(
+                publish_metrics(metrics, lambda: audit.backlog), name="metrics-publish"))
         stop_hangup = on_hangup(lambda: reread_everything(secrets, policy_store))
         partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
                       if is_postgres(engine) else None)
@@ -224,9 +226,10 @@ def create_app(
             yield
         finally:
             stop_hangup()
-            rereading.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await rereading
+            for task in background:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             poller.stop()
             try:  # the scrape in flight ends on its own timeout; cancel only as a last resort
                 await asyncio.wait_for(scraping, 2 * telemetry.scrape_timeout_s + 1)
@@ -296,15 +299,19 @@ def gateway_secrets(settings: Settings) -> GatewaySecrets:
     )
 
 
-async def watch_secret_files(
-    secrets: GatewaySecrets, metrics: GatewayMetrics, backlog: Callable[[], int],
-    interval_s: float,
-) -> None:
+async def watch_secret_files(secrets: GatewaySecrets, interval_s: float) -> None:
     """Kubernetes rewrites a mounted Secret without telling anyone: look for changed files
-    every interval (a stat each). Multiprocess metrics are republished on the same beat."""
+    every interval (a stat each)."""
     while True:
         await asyncio.sleep(interval_s)
         await asyncio.to_thread(secrets.refresh)
+
+
+async def publish_metrics(metrics: GatewayMetrics, backlog: Callable[[], int]) -> None:
+    """Multiprocess mode: this worker's scrape-time numbers, where another worker answering a
+    scrape reads them, once a second."""
+    while True:
+        await asyncio.sleep(1.0)
         metrics.audit_backlog.set(backlog())
         metrics.publish()
 
