@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     admin_key_file: Path | None = None
     metrics_key_file: Path | None = None
     key_pepper_file: Path | None = None
+    # The database password as a file, put into database_url (which then names no password):
+    # how Docker secrets and Kubernetes Secrets hand it over. Read at start-up.
+    database_password_file: Path | None = None
     # Where `gateway serve --workers N` (N > 1) keeps the workers' shared Prometheus
     # counters, emptied at start-up; unset: a fresh temporary directory.
     metrics_dir: Path | None = None
@@ -127,6 +130,16 @@ class Settings(BaseSettings):
                     setattr(self, name, SecretStr(read_secret_file(path)))
                 except ValueError as exc:
                     raise ValueError(f"{env_name}_FILE: {exc}") from None
+        if self.database_password_file is not None:
+            url = make_url(self.database_url)
+            if url.password:
+                raise ValueError("GATEWAY_DATABASE_URL has a password and "
+                                 "GATEWAY_DATABASE_PASSWORD_FILE is set: give it one way")
+            try:
+                password = read_secret_file(self.database_password_file)
+            except ValueError as exc:
+                raise ValueError(f"GATEWAY_DATABASE_PASSWORD_FILE: {exc}") from None
+            self.database_url = url.set(password=password).render_as_string(hide_password=False)
         return self
 
     @property

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from sqlalchemy.engine import make_url
 
 from gateway.policy.loader import PolicyError, parse_policy
 from gateway.secret_files import (
@@ -157,3 +158,18 @@ def test_an_unreadable_provider_key_file_names_the_file_line_and_key(tmp_path: P
     (problem,) = caught.value.problems
     assert problem.path == "backends[0].api_key_file" and problem.line == 9
     assert str(absent) in problem.message and "does not exist" in problem.message
+
+
+def test_the_database_password_file_goes_into_the_url(tmp_path: Path) -> None:
+    path = write(tmp_path / "pg", "p@ss/w:rd\n")  # not URL-safe: it must be escaped
+    settings = Settings(database_url="postgresql+asyncpg://gateway@postgres:5432/gateway",
+                        database_password_file=path)
+    url = make_url(settings.database_url)
+    assert url.password == "p@ss/w:rd" and url.host == "postgres" and url.username == "gateway"
+
+
+def test_a_database_password_given_both_ways_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="GATEWAY_DATABASE_URL has a password and "
+                                              "GATEWAY_DATABASE_PASSWORD_FILE is set"):
+        Settings(database_url="postgresql+asyncpg://gateway:inline@postgres/gateway",
+                 database_password_file=write(tmp_path / "pg", "file"))
