@@ -11,8 +11,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from multiprocessing import get_context
@@ -61,6 +60,7 @@ from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.fleet import FleetState
 from gateway.scraper.poller import MetricsPoller
 from gateway.secret_files import GatewaySecrets, RotatingSecret
+from gateway.secret_rotation import on_hangup, reread_everything, watch_secret_files
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.multiprocess import process_exited
@@ -210,7 +210,7 @@ def create_app(
             secrets, settings.policy_poll_interval_s), name="secret-files")]
         if metrics.multiprocess_dir is not None:
             background.append(asyncio.create_task(
-                publish_metrics(metrics, lambda: audit.backlog), name="metrics-publish"))
+                metrics.publish_forever(lambda: audit.backlog), name="metrics-publish"))
         stop_hangup = on_hangup(lambda: reread_everything(secrets, policy_store))
         partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
                       if is_postgres(engine) else None)
@@ -297,45 +297,3 @@ def gateway_secrets(settings: Settings) -> GatewaySecrets:
         secret("GATEWAY_ADMIN_KEY", settings.admin_key, settings.admin_key_file),
         secret("GATEWAY_METRICS_KEY", settings.metrics_key, settings.metrics_key_file),
     )
-
-
-async def watch_secret_files(secrets: GatewaySecrets, interval_s: float) -> None:
-    """Kubernetes rewrites a mounted Secret without telling anyone: look for changed files
-    every interval (a stat each)."""
-    while True:
-        await asyncio.sleep(interval_s)
-        await asyncio.to_thread(secrets.refresh)
-
-
-async def publish_metrics(metrics: GatewayMetrics, backlog: Callable[[], int]) -> None:
-    """Multiprocess mode: this worker's scrape-time numbers, where another worker answering a
-    scrape reads them, once a second."""
-    while True:
-        await asyncio.sleep(1.0)
-        metrics.audit_backlog.set(backlog())
-        metrics.publish()
-
-
-async def reread_everything(secrets: GatewaySecrets, policy_store: PolicyStore) -> None:
-    """SIGHUP: the policy (and with it every provider key file) and the gateway's own keys."""
-    if not await asyncio.to_thread(policy_store.reload):  # a reload refreshes the keys too
-        await asyncio.to_thread(secrets.refresh, force=True)
-
-
-def on_hangup(reread: Callable[[], Awaitable[None]]) -> Callable[[], None]:
-    """Run `reread` on SIGHUP (single-worker serving: uvicorn leaves SIGHUP alone, and its
-    default would kill the process; with --workers N the supervisor restarts the workers on
-    SIGHUP instead, which reads everything afresh). Returns the undo."""
-    loop = asyncio.get_running_loop()
-    running: set[asyncio.Task[None]] = set()
-
-    def handler() -> None:
-        task = loop.create_task(reread(), name="sighup-reread")
-        running.add(task)  # the loop keeps only a weak reference
-        task.add_done_callback(running.discard)
-
-    try:
-        loop.add_signal_handler(signal.SIGHUP, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not main thread)
-        return lambda: None
-    return lambda: loop.remove_signal_handler(signal.SIGHUP)

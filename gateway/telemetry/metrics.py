@@ -4,6 +4,7 @@ worker serves all workers' numbers, merged."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -75,6 +76,14 @@ class GatewayMetrics:
         self.policy_reloads.labels(result="ok" if ok else "rejected").inc()
         if ok:
             self.policy_generation.inc()
+
+    async def publish_forever(self, backlog: Callable[[], int]) -> None:
+        """Multiprocess mode: this worker's scrape-time numbers, where another worker
+        answering a scrape reads them, once a second."""
+        while True:
+            await asyncio.sleep(1.0)
+            self.audit_backlog.set(backlog())
+            self.publish()
 
     def render(self) -> bytes:
         if self.multiprocess_dir is not None:
