@@ -259,7 +259,7 @@ def create_app(
             await engine.dispose()
             await asyncio.to_thread(tracing.shutdown)  # exports the spans still queued
             if metrics.multiprocess_dir is not None:
-                process_exited()  # this worker's live gauges leave the merged view
+                process_exited(metrics.multiprocess_dir)  # its gauges leave the merged view
 
     app = FastAPI(
         title="LLM routing gateway",

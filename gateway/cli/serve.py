@@ -28,6 +28,7 @@ from gateway.settings import Settings
 from gateway.telemetry.multiprocess import MULTIPROC_ENV, prepare_dir
 
 DEMO_TENANT = "demo"
+WORKER_START_TIMEOUT_S = 60
 
 
 @click.command()
@@ -85,6 +86,10 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
+        # --workers N: on SIGHUP uvicorn starts each replacement worker and retires the old
+        # one only once the new one is ready; its default 5 s is shorter than loading the
+        # tokenizers and classifier under load, and it then gives up on the restart.
+        timeout_worker_healthcheck=WORKER_START_TIMEOUT_S,
     )
 
 

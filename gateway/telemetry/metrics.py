@@ -13,7 +13,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from gateway.telemetry.fleet_metrics import FleetCollector
-from gateway.telemetry.multiprocess import CollectorBridge, multiprocess_dir, render_all
+from gateway.telemetry.multiprocess import (
+    CollectorBridge,
+    multiprocess_dir,
+    render_all,
+    sweep_dead_workers,
+)
 from gateway.telemetry.request_metrics import RequestMetrics
 
 
@@ -84,6 +89,8 @@ class GatewayMetrics:
             await asyncio.sleep(1.0)
             self.audit_backlog.set(backlog())
             self.publish()
+            if self.multiprocess_dir is not None:
+                sweep_dead_workers(self.multiprocess_dir)
 
     def render(self) -> bytes:
         if self.multiprocess_dir is not None:

@@ -53,10 +53,28 @@ def render_all(path: Path) -> bytes:
     return generate_latest(registry)
 
 
-def process_exited(pid: int | None = None) -> None:
-    """Drop a worker's live gauges from the merged view (its counters stay: totals must never
-    go backwards)."""
-    multiprocess.mark_process_dead(os.getpid() if pid is None else pid)
+def sweep_dead_workers(path: Path) -> list[int]:
+    """Drop the live gauges of workers that died without saying so (killed, out of memory:
+    uvicorn starts a replacement, whose view would otherwise still add the dead one's
+    in-flight count). Returns their pids."""
+    dead = set()
+    for gauge_file in path.glob("gauge_live*_*.db"):
+        pid = int(gauge_file.stem.rsplit("_", 1)[1])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            dead.add(pid)
+        except PermissionError:  # alive, another user's
+            pass
+    for pid in dead:
+        multiprocess.mark_process_dead(pid, str(path))
+    return sorted(dead)
+
+
+def process_exited(path: Path) -> None:
+    """Drop this worker's live gauges from the merged view (its counters stay: totals must
+    never go backwards)."""
+    multiprocess.mark_process_dead(os.getpid(), str(path))
 
 
 class CollectorBridge:

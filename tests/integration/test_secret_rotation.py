@@ -123,12 +123,26 @@ def test_an_unreadable_rotated_provider_key_keeps_the_running_policy(running: Ru
     assert running.upstream.last().headers["authorization"] == "Bearer provider-1"
 
 
-def serve_process(tmp: Path, policy_path: Path, env: dict[str, str]) -> Process:
+def serve_process(tmp: Path, policy_path: Path, env: dict[str, str], workers: int = 1) -> Process:
     port = free_port()
     settings = {"GATEWAY_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/gw.db",
                 "GATEWAY_LOG_LEVEL": "warning", "OTEL_SDK_DISABLED": "true", **env}
     return Process("gateway", ["serve", "--port", str(port), "--policy", str(policy_path),
-                               "--no-sim"], tmp, settings, port)
+                               "--no-sim", "--workers", str(workers)], tmp, settings, port)
+
+
+def workers_of(pid: int) -> set[int]:
+    """uvicorn's worker processes under `gateway serve` (spawned, so started by spawn_main)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    found = set()
+    for child in children:
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        except FileNotFoundError:
+            continue
+        if b"spawn_main" in cmdline:
+            found.add(int(child))
+    return found
 
 
 def test_sighup_rereads_every_secret_file_at_once(tmp_path: Path) -> None:
@@ -164,6 +178,43 @@ def test_sighup_rereads_every_secret_file_at_once(tmp_path: Path) -> None:
             gateway.stop()
         log = gateway.log_path.read_text(errors="replace")
         assert "provider-2" not in log and "admin-2" not in log
+
+
+def test_sighup_with_two_workers_replaces_them_reading_the_new_key(tmp_path: Path) -> None:
+    """--workers 2: uvicorn's supervisor answers SIGHUP by replacing its workers one at a
+    time; the new ones read the rotated file. Every scrape keeps counting what the old ones
+    served."""
+    admin_file = write_secret(tmp_path / "admin", "admin-1")
+    upstream = MockOpenAI(api_key="provider-1")
+    tenant_key = create_key(f"sqlite+aiosqlite:///{tmp_path}/gw.db", "acme")
+    with serve(upstream.app()) as mock:
+        policy_path = tmp_path / "policy.yaml"
+        policy_path.write_text(policy(mock.port, write_secret(tmp_path / "p", "provider-1")))
+        gateway = serve_process(tmp_path, policy_path, {
+            "GATEWAY_ADMIN_KEY_FILE": str(admin_file),
+            "GATEWAY_POLICY_POLL_INTERVAL_S": "3600"}, workers=2)
+        try:
+            gateway.wait_healthy(timeout_s=90)
+            resp = httpx.post(gateway.url + "/v1/chat/completions", json=CHAT, timeout=10,
+                              headers={"authorization": f"Bearer {tenant_key}"})
+            assert resp.status_code == 200, resp.text
+            old = workers_of(gateway.pid)
+            assert len(old) == 2
+            write_secret(admin_file, "admin-2")
+            gateway.signal(signal.SIGHUP)
+            wait_for(lambda: not old & workers_of(gateway.pid) and len(
+                workers_of(gateway.pid)) == 2, timeout_s=120)
+            for _ in range(6):  # whichever new worker answers
+                with httpx.Client(headers={"Connection": "close"}) as client:
+                    admin = gateway.url + "/admin/tenants"
+                    assert client.get(admin, headers={
+                        "authorization": "Bearer admin-2"}).status_code == 200
+                    assert client.get(admin, headers={
+                        "authorization": "Bearer admin-1"}).status_code == 401
+            wait_for(lambda: "gateway_requests_total{" in httpx.get(
+                gateway.url + "/metrics", headers={"authorization": "Bearer admin-2"}).text)
+        finally:
+            gateway.stop()
 
 
 def test_serve_refuses_a_secret_given_both_ways(tmp_path: Path) -> None:
