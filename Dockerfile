@@ -5,7 +5,7 @@
 # Two stages: `build` installs the package and its dependencies into a virtualenv; the runtime
 # stage copies only that virtualenv and the files read at run time (migrations, policies),
 # owned by root and so read-only to the unprivileged user the gateway runs as. No secret is
-# baked in: every key comes from the environment at run time.
+# baked in: every key comes at run time, from a file (GATEWAY_*_FILE) or the environment.
 # One pinned base for both stages: the virtualenv's interpreter path must exist in the runtime.
 ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 

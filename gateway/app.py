@@ -15,9 +15,11 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from multiprocessing import get_context
+from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
+from pydantic import SecretStr
 
 from gateway.api import admin, admin_fleet, admin_session, budgets, health, messages, openai
 from gateway.api.body_gate import BodyGate
@@ -57,8 +59,11 @@ from gateway.routing.service import RoutingService
 from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.fleet import FleetState
 from gateway.scraper.poller import MetricsPoller
+from gateway.secret_files import GatewaySecrets, RotatingSecret
+from gateway.secret_rotation import on_hangup, reread_everything, watch_secret_files
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
+from gateway.telemetry.multiprocess import process_exited
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.repository import TenantRepository
@@ -81,8 +86,10 @@ def create_app(
         engine = create_engine(settings.database_url, command_timeout_s=COMMAND_TIMEOUT_S)
         if settings.is_embedded_db:
             await upgrade(engine)
+        # The pepper is read once: it is part of every stored key hash.
         pepper = settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
         tenants = TenantRepository(engine, pepper)
+        secrets = gateway_secrets(settings)
         metrics = GatewayMetrics()
         tracing = start_tracing(traces_url(  # off (no tracer provider) without an endpoint
             settings.otel_exporter_otlp_endpoint, settings.otel_exporter_otlp_traces_endpoint,
@@ -169,6 +176,7 @@ def create_app(
         )
         app.state.components = Components(
             settings=settings,
+            secrets=secrets,
             engine=engine,
             tenants=tenants,
             authenticator=KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s),
@@ -196,6 +204,14 @@ def create_app(
         policy_store.subscribe(follow)
         reload_audit = PolicyReloadAudit(AdminLog(engine), asyncio.get_running_loop())
         policy_store.subscribe(reload_audit)  # each policy put in force, in the admin chain
+        # A policy reload re-reads provider key files; the gateway's own keys go with it.
+        policy_store.subscribe(lambda _: secrets.refresh(force=True))
+        background = [asyncio.create_task(watch_secret_files(
+            secrets, settings.policy_poll_interval_s), name="secret-files")]
+        if metrics.multiprocess_dir is not None:
+            background.append(asyncio.create_task(
+                metrics.publish_forever(lambda: audit.backlog), name="metrics-publish"))
+        stop_hangup = on_hangup(lambda: reread_everything(secrets, policy_store))
         partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
                       if is_postgres(engine) else None)
         scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
@@ -209,6 +225,11 @@ def create_app(
         try:
             yield
         finally:
+            stop_hangup()
+            for task in background:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             poller.stop()
             try:  # the scrape in flight ends on its own timeout; cancel only as a last resort
                 await asyncio.wait_for(scraping, 2 * telemetry.scrape_timeout_s + 1)
@@ -237,6 +258,8 @@ def create_app(
                 await redis.aclose()
             await engine.dispose()
             await asyncio.to_thread(tracing.shutdown)  # exports the spans still queued
+            if metrics.multiprocess_dir is not None:
+                process_exited(metrics.multiprocess_dir)  # its gauges leave the merged view
 
     app = FastAPI(
         title="LLM routing gateway",
@@ -263,3 +286,15 @@ def create_app(
     app.include_router(health.router)
     app.add_middleware(RequestIdMiddleware)
     return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})
+
+
+def gateway_secrets(settings: Settings) -> GatewaySecrets:
+    """The admin and metrics keys as handlers read them: re-read from their files (when given
+    as files) on change, on SIGHUP and on every policy reload."""
+    def secret(name: str, value: SecretStr | None, path: Path | None) -> RotatingSecret:
+        # Settings has read the file once already (start-up errors surface there).
+        return RotatingSecret(name, value.get_secret_value() if value else None, path)
+    return GatewaySecrets(
+        secret("GATEWAY_ADMIN_KEY", settings.admin_key, settings.admin_key_file),
+        secret("GATEWAY_METRICS_KEY", settings.metrics_key, settings.metrics_key_file),
+    )

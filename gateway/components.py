@@ -15,6 +15,7 @@ from gateway.policy.store import PolicyStore
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
 from gateway.scraper.fleet import FleetState
+from gateway.secret_files import GatewaySecrets
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
@@ -24,6 +25,7 @@ from gateway.tenancy.repository import TenantRepository
 @dataclass(slots=True)
 class Components:
     settings: Settings
+    secrets: GatewaySecrets  # the admin and metrics keys, re-read when their files change
     engine: AsyncEngine
     tenants: TenantRepository
     authenticator: KeyAuthenticator

@@ -1,7 +1,8 @@
 """Process settings from the environment (prefix GATEWAY_); read only by app.py and cli/.
 
 Secrets (admin key, metrics key, key pepper, provider API keys) come from the environment
-only, never from policy YAML, and are never logged.
+or from files (GATEWAY_*_FILE; a policy's api_key_file), never from policy YAML, and are never
+logged.
 """
 
 from __future__ import annotations
@@ -9,17 +10,20 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
 from gateway.package_data import demo_policy_path
+from gateway.secret_files import read_secret_file, refuse_both
 
 DEFAULT_STATE_DIR = Path(".gateway")
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore")
+    # hide_input_in_errors: a validation error must not print the secrets it was given.
+    model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore",
+                                      hide_input_in_errors=True)
 
     # Embedded default: a SQLite file and in-process state. Production: Postgres + Redis.
     database_url: str = f"sqlite+aiosqlite:///{DEFAULT_STATE_DIR}/gateway.db"
@@ -47,6 +51,19 @@ class Settings(BaseSettings):
     # Optional HMAC pepper for API-key hashes: with it, a stolen database alone cannot even
     # confirm a guessed key.
     key_pepper: SecretStr | None = None
+    # The same three secrets as files (Docker secrets, Kubernetes Secret volumes): never in
+    # the environment, where `docker inspect` and child processes see them. The admin and
+    # metrics keys are re-read when their file changes; the pepper only at start-up (it is
+    # part of every stored key hash: a new one would lock every key out).
+    admin_key_file: Path | None = None
+    metrics_key_file: Path | None = None
+    key_pepper_file: Path | None = None
+    # The database password as a file, put into database_url (which then names no password):
+    # how Docker secrets and Kubernetes Secrets hand it over. Read at start-up.
+    database_password_file: Path | None = None
+    # Where `gateway serve --workers N` (N > 1) keeps the workers' shared Prometheus
+    # counters, emptied at start-up; unset: a fresh temporary directory.
+    metrics_dir: Path | None = None
     key_cache_ttl_s: float = 30.0
 
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
@@ -97,6 +114,34 @@ class Settings(BaseSettings):
         "otel_service_name", "OTEL_SERVICE_NAME"))
     otel_sdk_disabled: bool = Field(default=False, validation_alias=AliasChoices(
         "otel_sdk_disabled", "OTEL_SDK_DISABLED"))
+
+    @model_validator(mode="after")
+    def _secret_files(self) -> Settings:
+        """Each secret given one way at most; a file's content becomes the value (read here,
+        so a missing or empty file stops start-up with a message naming the setting)."""
+        for name in ("admin_key", "metrics_key", "key_pepper"):
+            env_name = f"GATEWAY_{name.upper()}"
+            path: Path | None = getattr(self, f"{name}_file")
+            inline: SecretStr | None = getattr(self, name)
+            # Empty counts as unset (compose passes `${VAR:-}` through as "").
+            refuse_both(env_name, inline if inline and inline.get_secret_value() else None,
+                        path)
+            if path is not None:
+                try:
+                    setattr(self, name, SecretStr(read_secret_file(path)))
+                except ValueError as exc:
+                    raise ValueError(f"{env_name}_FILE: {exc}") from None
+        if self.database_password_file is not None:
+            url = make_url(self.database_url)
+            if url.password:
+                raise ValueError("GATEWAY_DATABASE_URL has a password and "
+                                 "GATEWAY_DATABASE_PASSWORD_FILE is set: give it one way")
+            try:
+                password = read_secret_file(self.database_password_file)
+            except ValueError as exc:
+                raise ValueError(f"GATEWAY_DATABASE_PASSWORD_FILE: {exc}") from None
+            self.database_url = url.set(password=password).render_as_string(hide_password=False)
+        return self
 
     @property
     def uses_demo_policy(self) -> bool:

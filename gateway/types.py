@@ -144,6 +144,9 @@ class Backend:
     quality_tier: int
     price: PricePerMTok | None = None
     api_key_env: str | None = None
+    # Or the key read from a file when the policy was loaded (api_key_file): never printed.
+    api_key_file: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 300.0
     max_connections: int = 512

@@ -49,6 +49,13 @@ if ! command -v redis-server >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     docker-compose >/dev/null
 fi
+if ! command -v kubectl >/dev/null; then
+  # kubectl renders deploy/k8s (`kubectl kustomize`) for tests/deploy/test_k8s.py; Debian's
+  # kubernetes-client (1.20, kustomize 2.0.3) is enough: the manifests keep to its fields.
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    kubernetes-client >/dev/null
+fi
 
 phase "python environment"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv

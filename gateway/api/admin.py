@@ -26,8 +26,7 @@ def _components(request: Request) -> Components:
 
 def admin_components(request: Request) -> Components:
     parts = _components(request)
-    key = parts.settings.admin_key
-    require_admin(request, key.get_secret_value() if key else None)
+    require_admin(request, parts.secrets.admin_key)
     return parts
 
 

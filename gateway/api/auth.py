@@ -41,7 +41,8 @@ async def authenticate_tenant(request: Request, authenticator: KeyAuthenticator)
 def require_admin(request: Request, admin_key: str | None) -> None:
     if not admin_key:
         raise PermissionDenied(
-            "the admin API is disabled: set GATEWAY_ADMIN_KEY to enable it", code="admin_disabled"
+            "the admin API is disabled: set GATEWAY_ADMIN_KEY_FILE (or GATEWAY_ADMIN_KEY) to "
+            "enable it", code="admin_disabled"
         )
     token = bearer_token(request)
     if token is None:
@@ -58,8 +59,9 @@ def require_metrics_reader(
     keys = [key for key in (metrics_key, admin_key) if key]
     if not keys:
         raise AuthenticationFailed(
-            "/metrics is disabled: set GATEWAY_METRICS_KEY (or GATEWAY_ADMIN_KEY) and scrape "
-            "with 'Authorization: Bearer <key>'", code="metrics_disabled")
+            "/metrics is disabled: give the gateway a metrics key (GATEWAY_METRICS_KEY_FILE or "
+            "GATEWAY_METRICS_KEY; the admin key works too) and scrape with "
+            "'Authorization: Bearer <key>'", code="metrics_disabled")
     token = bearer_token(request)
     if token is None:
         raise AuthenticationFailed("/metrics needs the metrics key or the admin key",

@@ -90,8 +90,6 @@ async def metrics(request: Request) -> Response:
     """Prometheus text. Needs the metrics key or the admin key: the counters are labelled
     with tenant names, which no tenant may read of another."""
     parts: Components = request.app.state.components
-    metrics_key, admin_key = parts.settings.metrics_key, parts.settings.admin_key
-    require_metrics_reader(request, metrics_key.get_secret_value() if metrics_key else None,
-                           admin_key.get_secret_value() if admin_key else None)
+    require_metrics_reader(request, parts.secrets.metrics_key, parts.secrets.admin_key)
     parts.metrics.audit_backlog.set(parts.audit.backlog)
     return Response(parts.metrics.render(), media_type="text/plain; version=0.0.4")

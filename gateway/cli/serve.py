@@ -9,9 +9,11 @@ import importlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -20,14 +22,17 @@ from types import FrameType
 
 import click
 import uvicorn
+from pydantic import ValidationError
 
 from gateway.api.connection_guard import GuardedHttpToolsProtocol
 from gateway.classify.presidio import PresidioUnavailable, presidio_config
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
 from gateway.settings import DEFAULT_STATE_DIR, Settings
+from gateway.telemetry.multiprocess import MULTIPROC_ENV, prepare_dir
 
 DEMO_TENANT = "demo"
 DEMO_ADMIN_KEY_FILE = DEFAULT_STATE_DIR / "admin-key"
+WORKER_START_TIMEOUT_S = 60
 
 
 @click.command()
@@ -44,7 +49,11 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     """Run the gateway. With no configuration: the demo (simulated backends, SQLite)."""
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
-    settings = Settings()
+    try:
+        settings = Settings()
+    except ValidationError as exc:  # e.g. a secret given twice, or its file unreadable
+        raise click.ClickException(
+            "settings: " + "; ".join(str(e["msg"]) for e in exc.errors())) from None
     if not settings.policy_path.is_file():
         source = "--policy" if policy_path is not None else "GATEWAY_POLICY_PATH"
         raise click.ClickException(
@@ -80,6 +89,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
                    f"kept in {DEMO_ADMIN_KEY_FILE})", err=True)
     if demo:
         click.echo("  send a mixed workload through it:  gateway demo traffic\n", err=True)
+    if workers > 1:
+        # Set after the simulators started: their own metrics stay out of the gateway's.
+        _share_metrics(settings.metrics_dir)
     if simulators_ready is not None:
         simulators_ready()  # the first scrape then finds every engine
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
@@ -96,13 +108,17 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
+        # --workers N: on SIGHUP uvicorn starts each replacement worker and retires the old
+        # one only once the new one is ready; its default 5 s is shorter than loading the
+        # tokenizers and classifier under load, and it then gives up on the restart.
+        timeout_worker_healthcheck=WORKER_START_TIMEOUT_S,
     )
 
 
 def _demo_admin_key(settings: Settings) -> str:
     """The demo's admin key, so its report page opens in a browser: made once, kept 0600 in
     the state folder, and handed to the gateway's workers through their environment (a
-    production gateway gets GATEWAY_ADMIN_KEY from its operator instead)."""
+    production gateway gets GATEWAY_ADMIN_KEY(_FILE) from its operator instead)."""
     path = DEMO_ADMIN_KEY_FILE
     if path.is_file():
         key = path.read_text().strip()
@@ -112,8 +128,18 @@ def _demo_admin_key(settings: Settings) -> str:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(key + "\n")
-    os.environ["GATEWAY_ADMIN_KEY"] = key
+    os.environ["GATEWAY_ADMIN_KEY_FILE"] = str(path.resolve())  # the file, not the key
     return key
+
+
+def _share_metrics(directory: Path | None) -> None:
+    """Workers keep their Prometheus values in one directory, so any of them answers a scrape
+    with all of them (telemetry/multiprocess.py); emptied now, as a new run starts from 0."""
+    if directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="gateway-metrics-"))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = prepare_dir(directory)
+    os.environ[MULTIPROC_ENV] = str(path)  # inherited by the workers uvicorn spawns
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:

@@ -5,7 +5,7 @@ Errors name the file, the line and the key path, so an operator can fix every pr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from gateway.policy.token_counting import (
     window_threshold,
 )
 from gateway.policy.validation import semantic_problems
+from gateway.secret_files import SecretFileError, read_secret_file
 from gateway.types import Backend, PricePerMTok, TenantDetector, Zone
 
 # (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
@@ -188,11 +189,37 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
             PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
             for loc, message in semantic
         ])
-    return compile_policy(spec, source)
+    keys, unreadable = read_key_files(spec)
+    if unreadable:
+        raise PolicyError([
+            PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
+            for loc, message in unreadable
+        ])
+    return compile_policy(spec, source, keys)
 
 
-def compile_policy(spec: PolicyFile, source: str = "<memory>") -> PolicySet:
-    backends = {b.name: _compile_backend(b) for b in spec.backends}
+def read_key_files(
+    spec: PolicyFile,
+) -> tuple[dict[str, str], list[tuple[tuple[str | int, ...], str]]]:
+    """Every backend's api_key_file, read now: each load (start-up, hot reload, SIGHUP) sees
+    the file as it is, so a rotated key needs no restart; one that cannot be read rejects the
+    policy (a reload then keeps the running policy and its keys)."""
+    keys: dict[str, str] = {}
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    for i, backend in enumerate(spec.backends):
+        if backend.api_key_file is not None:
+            try:
+                keys[backend.name] = read_secret_file(Path(backend.api_key_file))
+            except SecretFileError as exc:
+                problems.append((("backends", i, "api_key_file"), str(exc)))
+    return keys, problems
+
+
+def compile_policy(
+    spec: PolicyFile, source: str = "<memory>", keys: Mapping[str, str] | None = None
+) -> PolicySet:
+    keys = keys or {}
+    backends = {b.name: _compile_backend(b, keys.get(b.name)) for b in spec.backends}
     pools = {}
     for name, pool in spec.models.items():
         if isinstance(pool, ModelPoolSpec):
@@ -249,7 +276,7 @@ def default_baseline(backends: Iterable[Backend]) -> Backend | None:
     return best[1] if best else None
 
 
-def _compile_backend(spec: BackendSpec) -> Backend:
+def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Backend:
     price = None
     if spec.price_per_mtok_usd is not None:
         p = spec.price_per_mtok_usd
@@ -284,6 +311,8 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         quality_tier=spec.quality_tier,
         price=price,
         api_key_env=spec.api_key_env,
+        api_key_file=spec.api_key_file,
+        api_key=key_from_file,
         read_timeout_s=spec.timeout_s or 300.0,
         max_connections=spec.max_connections or 512,
         ttft_s=ttft_s,

@@ -116,6 +116,11 @@ class BackendSpec(Strict):
         pattern=r"^[A-Z_][A-Z0-9_]*$",
         description="name of the environment variable holding the key (never the key)",
     )
+    api_key_file: str | None = Field(
+        default=None, pattern=r"^/\S+$",
+        description="absolute path of a file holding the key (a Docker or Kubernetes secret); "
+        "re-read when it changes. Instead of api_key_env, never with it",
+    )
     auth: Literal["api_key", "bearer"] | None = Field(
         default=None,
         description="how the key is sent: api_key (Azure `api-key`, Anthropic `x-api-key`; "
@@ -169,11 +174,14 @@ class BackendSpec(Strict):
     @classmethod
     def _no_credentials_in_url(cls, url: HttpUrl) -> HttpUrl:
         if url.username or url.password:
-            raise ValueError("credentials do not belong in base_url; use api_key_env")
+            raise ValueError(
+                "credentials do not belong in base_url; use api_key_env or api_key_file")
         return url
 
     @model_validator(mode="after")
     def _provider_fields_fit(self) -> BackendSpec:
+        if self.api_key_env is not None and self.api_key_file is not None:
+            raise ValueError("api_key_env and api_key_file are both given: name the key one way")
         only = {"deployment": "azure", "api_version": "azure",
                 "anthropic_version": "anthropic", "default_max_tokens": "anthropic"}
         for name, provider in only.items():

@@ -1,7 +1,8 @@
 """PolicyStore: the current compiled policy, swapped atomically when the file changes.
 
 A new version is swapped in only if it loads and validates; a bad edit is logged and the
-running policy stays (a typo never takes a gateway down).
+running policy stays (a typo never takes a gateway down). The provider key files the policy
+names are watched too: a rotated key is a reload.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gateway.policy.loader import PolicyError, PolicySet, load_policy
+from gateway.secret_files import Signature, signature
+
+# (the policy file's (mtime, size), each key file's signature)
+StoreSignature = tuple[tuple[int, int] | None, tuple[Signature, ...]]
 
 log = logging.getLogger("gateway.policy")
 
@@ -27,8 +32,10 @@ class PolicyStore:
         self._path = path
         self._poll_interval_s = poll_interval_s
         self._on_reload = on_reload
-        self._signature = self._stat()
+        policy_file = self._stat_policy()
         self.current: PolicySet = load_policy(path)
+        self._key_files = key_files(self.current)
+        self._signature: StoreSignature | None = (policy_file, self._stat_keys())
         self._task: asyncio.Task[None] | None = None
         self._listeners: list[Callable[[PolicySet], None]] = []
 
@@ -39,6 +46,7 @@ class PolicyStore:
         store._path = None  # type: ignore[assignment]
         store._poll_interval_s = 0.0
         store._signature = None
+        store._key_files = ()
         store.current = policy
         store._task = None
         store._on_reload = None
@@ -49,7 +57,7 @@ class PolicyStore:
         """Called with each new policy once it is in force (e.g. to re-point the scraper)."""
         self._listeners.append(listener)
 
-    def _stat(self) -> tuple[int, int] | None:
+    def _stat_policy(self) -> tuple[int, int] | None:
         # Size as well as mtime: a file written in two steps within one clock tick still
         # looks changed once it is complete.
         try:
@@ -57,6 +65,9 @@ class PolicyStore:
         except OSError:
             return None
         return stat.st_mtime_ns, stat.st_size
+
+    def _stat_keys(self) -> tuple[Signature, ...]:
+        return tuple(signature(path) for path in self._key_files)
 
     def reload(self) -> bool:
         """Load the file again; True if a new policy is now in force."""
@@ -71,6 +82,9 @@ class PolicyStore:
         # One reference swap: a request already routing holds the old policy object and
         # finishes on it; every later request sees the new one.
         self.current = policy
+        self._key_files = key_files(policy)
+        if self._signature is not None:  # the files this policy names, as they were read
+            self._signature = (self._signature[0], self._stat_keys())
         log.info("policy reloaded from %s", self._path)
         for listener in self._listeners:
             listener(policy)
@@ -96,8 +110,16 @@ class PolicyStore:
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(self._poll_interval_s)
-            signature = self._stat()
-            if signature is not None and signature != self._signature:
-                self._signature = signature
+            policy_file = self._stat_policy()
+            if policy_file is None:  # mid-replacement: look again next time
+                continue
+            now = (policy_file, self._stat_keys())
+            if now != self._signature:
+                self._signature = now
                 # Parsing a large policy takes milliseconds: do it off the event loop.
                 await asyncio.to_thread(self.reload)
+
+
+def key_files(policy: PolicySet) -> tuple[Path, ...]:
+    return tuple(sorted({Path(b.api_key_file) for b in policy.backends.values()
+                         if b.api_key_file is not None}))

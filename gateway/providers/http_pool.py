@@ -82,9 +82,9 @@ ErrorMapper = Callable[[int, bytes], tuple[GatewayError, bool]]
 def upstream_headers(
     backend: Backend, request_id: str, *, api_key_header: str | None = None
 ) -> dict[str, str]:
-    """What every upstream call carries, plus the backend's key from the environment variable
-    the policy names: in the API's own header when the backend's auth is `api_key`, else as a
-    bearer token."""
+    """What every upstream call carries, plus the backend's key (read from the policy's
+    api_key_file when the policy was loaded, else from the environment variable it names): in
+    the API's own header when the backend's auth is `api_key`, else as a bearer token."""
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
@@ -94,7 +94,8 @@ def upstream_headers(
     # upstream joins the trace. Untraced, no span is ever current and nothing is added.
     if get_current_span().get_span_context().is_valid:
         W3C_TRACE_CONTEXT.inject(headers)
-    key = os.environ.get(backend.api_key_env) if backend.api_key_env else None
+    key = backend.api_key or (os.environ.get(backend.api_key_env) if backend.api_key_env
+                              else None)
     if key:
         if backend.auth == "api_key" and api_key_header:
             headers[api_key_header] = key

@@ -1,8 +1,10 @@
 """The gateway's Prometheus metrics, on a registry of its own (no process-global state), served
-at GET /metrics. With several workers each serves its own process's numbers."""
+at GET /metrics. With several workers (multiprocess mode, see telemetry/multiprocess.py) any
+worker serves all workers' numbers, merged."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -11,19 +13,29 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from gateway.telemetry.fleet_metrics import FleetCollector
+from gateway.telemetry.multiprocess import (
+    CollectorBridge,
+    multiprocess_dir,
+    render_all,
+    sweep_dead_workers,
+)
 from gateway.telemetry.request_metrics import RequestMetrics
 
 
 class GatewayMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self.multiprocess_dir = multiprocess_dir()
+        # Scrape-time collectors go through the bridge in multiprocess mode (their numbers
+        # are one process's), straight into the registry otherwise.
+        self._bridge = CollectorBridge(self.registry) if self.multiprocess_dir else None
         self.policy_reloads = Counter(
             "gateway_policy_reloads", "Policy file reload attempts by result",
             ["result"], registry=self.registry,
         )
         self.policy_generation = Gauge(
             "gateway_policy_generation", "How many policies this process has loaded",
-            registry=self.registry,
+            registry=self.registry, multiprocess_mode="livemax",
         )
         self.budget_rejections = Counter(
             "gateway_budget_rejections", "Requests refused by a budget or rate limit",
@@ -37,28 +49,53 @@ class GatewayMetrics:
         self.requests = RequestMetrics(self.registry)
         self.audit_backlog = Gauge(
             "gateway_audit_backlog", "Audit events waiting to be written",
-            registry=self.registry,
+            registry=self.registry, multiprocess_mode="livesum",
         )
 
     def watch_fleet(self, view: Callable[[], dict[str, dict[str, Any]]]) -> None:
         """Publish every backend's live state (read when /metrics is scraped)."""
-        self.registry.register(FleetCollector(view))
+        self._watch(FleetCollector(view))
 
     def watch_audit(self, read: Callable[[], Mapping[str, int]]) -> None:
         """Publish the audit writer's counters and spool depth (read when scraped)."""
-        self.registry.register(NumbersCollector(read, AUDIT_COUNTERS, AUDIT_GAUGES))
+        self._watch(NumbersCollector(read, AUDIT_COUNTERS, AUDIT_GAUGES))
 
     def watch_budget_leases(self, read: Callable[[], Mapping[str, int]]) -> None:
         """Publish how many requests were admitted locally against how many calls reached
         the shared budget store (read when scraped)."""
-        self.registry.register(NumbersCollector(read, LEASE_COUNTERS))
+        self._watch(NumbersCollector(read, LEASE_COUNTERS))
+
+    def _watch(self, collector: Collector) -> None:
+        if self._bridge is not None:
+            self._bridge.add(collector)
+        else:
+            self.registry.register(collector)
+
+    def publish(self) -> None:
+        """Copy this process's scrape-time numbers where the other workers' scrapes see them
+        (multiprocess mode only; the lifespan calls it every second)."""
+        if self._bridge is not None:
+            self._bridge.publish()
 
     def policy_reloaded(self, ok: bool) -> None:
         self.policy_reloads.labels(result="ok" if ok else "rejected").inc()
         if ok:
             self.policy_generation.inc()
 
+    async def publish_forever(self, backlog: Callable[[], int]) -> None:
+        """Multiprocess mode: this worker's scrape-time numbers, where another worker
+        answering a scrape reads them, once a second."""
+        while True:
+            await asyncio.sleep(1.0)
+            self.audit_backlog.set(backlog())
+            self.publish()
+            if self.multiprocess_dir is not None:
+                sweep_dead_workers(self.multiprocess_dir)
+
     def render(self) -> bytes:
+        if self.multiprocess_dir is not None:
+            self.publish()
+            return render_all(self.multiprocess_dir)
         return generate_latest(self.registry)
 
 

@@ -1,12 +1,14 @@
 """docker-compose.yml: valid for Compose (Debian's docker-compose checks it against the
 compose-spec schema without a daemon), and shaped as the deployment needs it: a one-shot
-migration the gateway waits for, health checks, secrets only from the environment, and a
+migration the gateway waits for, health checks and resource limits on every service, every
+secret a file (a compose secret) and none with a default, databases pinned by digest, and a
 policy whose backends are the stack's own services."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,25 +24,25 @@ PROFILES = {"otel-collector": ["otel"], "prometheus": ["monitoring"], "grafana":
 SECRET_NAME = re.compile(r"KEY|PASSWORD|SECRET|TOKEN|PEPPER", re.IGNORECASE)
 # "${NAME}", "${NAME:?message}", "${NAME:-default}" as the whole value
 REFERENCE = re.compile(r"^\$\{(?P<name>[A-Z0-9_]+)(?:(?P<op>:?[?-])(?P<arg>[^}]*))?\}$")
-# The one secret with a literal default: the local stack's Postgres password (Postgres
-# publishes no port; see the comment at the top of docker-compose.yml).
-DEV_DEFAULTS = {"POSTGRES_PASSWORD"}
+SECRETS_DIR = "${GATEWAY_SECRETS_DIR:-./deploy/secrets}/"
+ONE_SHOT = {"migrate"}
+# The collector's image has no shell and no HTTP client to run a check with.
+NO_HEALTHCHECK = {"otel-collector"}
+# Stateful: the exact bytes that were tested, not whatever the tag points at today.
+BY_DIGEST = {"postgres", "redis"}
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+EXACT_VERSION = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:-[a-z0-9.]+)?$")  # Postgres: 16.15
 
 
-def run_compose(
-    *args: str, admin_key: str | None = "test-admin-key", metrics_key: str | None = None
-) -> subprocess.CompletedProcess[str]:
+def run_compose(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # the stack's own variables only as each test sets them (not the test run's GATEWAY_*)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GATEWAY_", "POSTGRES_", "COMPOSE_", "OTEL_"))}
-    if admin_key is not None:
-        env["GATEWAY_ADMIN_KEY"] = admin_key
-    if metrics_key is not None:
-        env["GATEWAY_METRICS_KEY"] = metrics_key
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("GATEWAY_", "POSTGRES_", "COMPOSE_", "OTEL_"))}
     return subprocess.run(
         [tool("docker-compose"), "--project-directory", str(ROOT),
          "-f", str(ROOT / "docker-compose.yml"), *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=60,
+        check=False,
     )
 
 
@@ -51,27 +53,25 @@ def test_compose_config_is_valid(profiles: list[str]) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_compose_refuses_to_start_without_the_admin_key() -> None:
-    result = run_compose("config", "-q", admin_key=None)
-    assert result.returncode != 0
-    assert "GATEWAY_ADMIN_KEY" in result.stderr
-
-
-def test_compose_resolves_the_gateway_environment() -> None:
-    result = run_compose("config", admin_key="resolved-key")
-    assert result.returncode == 0, result.stderr
-    resolved = yaml.safe_load(result.stdout)["services"]["gateway"]["environment"]
-    assert resolved["GATEWAY_ADMIN_KEY"] == "resolved-key"
-    assert resolved["GATEWAY_DATABASE_URL"].startswith("postgresql+asyncpg://gateway:")
-    assert not resolved["GATEWAY_METRICS_KEY"]  # optional: unset, only the admin key reads
-
-
-def test_the_metrics_key_reaches_the_gateway_from_the_environment() -> None:
-    result = run_compose("--profile", "monitoring", "config", metrics_key="scrape-key")
+def test_compose_needs_no_secret_in_its_environment() -> None:
+    """Nothing secret is read from the shell: the stack resolves with none set, and the
+    gateway's resolved environment names files, never values."""
+    result = run_compose("--profile", "otel", "--profile", "monitoring", "config")
     assert result.returncode == 0, result.stderr
     resolved = yaml.safe_load(result.stdout)
-    assert resolved["services"]["gateway"]["environment"]["GATEWAY_METRICS_KEY"] == "scrape-key"
-    assert "scrape-key" not in yaml.safe_dump(resolved["services"]["prometheus"])
+    gateway = resolved["services"]["gateway"]["environment"]
+    assert gateway["GATEWAY_ADMIN_KEY_FILE"] == "/run/secrets/gateway_admin_key"
+    assert not {"GATEWAY_ADMIN_KEY", "GATEWAY_METRICS_KEY", "GATEWAY_KEY_PEPPER"} & set(gateway)
+    assert urlsplit(gateway["GATEWAY_DATABASE_URL"]).password is None
+    files = {name: Path(spec["file"]) for name, spec in resolved["secrets"].items()}
+    assert {path.parent for path in files.values()} == {ROOT / "deploy" / "secrets"}
+
+
+def test_another_secrets_folder_is_one_variable_away(tmp_path: Path) -> None:
+    result = run_compose("config", env={"GATEWAY_SECRETS_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    for spec in yaml.safe_load(result.stdout)["secrets"].values():
+        assert Path(spec["file"]).parent == tmp_path
 
 
 def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -137,33 +137,108 @@ def has_healthcheck(compose: dict[str, Any], service: dict[str, Any]) -> bool:
     return "build" in service and "HEALTHCHECK" in (ROOT / "Dockerfile").read_text()
 
 
-@pytest.mark.parametrize("name", ["postgres", "redis", "gateway", "vllm-sim-a", "vllm-sim-b"])
-def test_health_checks(compose: dict[str, Any], name: str) -> None:
-    assert has_healthcheck(compose, services(compose)[name])
+def test_every_long_running_service_has_a_health_check(compose: dict[str, Any]) -> None:
+    unchecked = {name for name, service in services(compose).items()
+                 if not has_healthcheck(compose, service)}
+    assert unchecked == ONE_SHOT | NO_HEALTHCHECK
 
 
-def test_secrets_come_only_from_the_environment(compose: dict[str, Any]) -> None:
+def test_every_service_has_resource_limits(compose: dict[str, Any]) -> None:
     for name, service in services(compose).items():
+        assert 0 < float(service["cpus"]) <= 4, name
+        memory = re.fullmatch(r"(\d+)([mg])", str(service["mem_limit"]))
+        assert memory, f"{name}: mem_limit {service.get('mem_limit')}"
+        assert 128 <= int(memory[1]) * (1024 if memory[2] == "g" else 1) <= 4096, name
+        assert 0 < int(service["pids_limit"]) <= 1000, name
+
+
+def test_redis_never_evicts_budgets(compose: dict[str, Any]) -> None:
+    command = services(compose)["redis"]["command"]
+    flags = dict(zip(command[1::2], command[2::2], strict=False))
+    assert flags["--maxmemory-policy"] == "noeviction" and flags["--appendonly"] == "yes"
+    assert flags["--maxmemory"]  # below the container's limit: refused writes, not an OOM kill
+
+
+def secret_targets(service: dict[str, Any]) -> dict[str, str]:
+    """/run/secrets/<target> → the top-level secret it mounts."""
+    found = {}
+    for entry in service.get("secrets", []):
+        if isinstance(entry, str):
+            found[entry] = entry
+        else:
+            found[entry.get("target", entry["source"])] = entry["source"]
+    return found
+
+
+def test_every_secret_is_a_mounted_file(compose: dict[str, Any]) -> None:
+    for name, service in services(compose).items():
+        mounted = secret_targets(service)
         for key, value in environment(service).items():
             if SECRET_NAME.search(key):
-                ref = REFERENCE.match(value)
-                assert ref, f"{name}.{key} must be ${{VARIABLE}}, not a literal"
-                if ref["op"] and ref["op"].endswith("-") and ref["arg"]:
-                    assert ref["name"] in DEV_DEFAULTS, f"{name}.{key} has a literal default"
+                assert key.endswith("_FILE"), f"{name}.{key}: a secret as a value, not a file"
+                path = Path(value)
+                assert path.parent == Path("/run/secrets"), f"{name}.{key}: {value}"
+                assert path.name in mounted, f"{name}.{key}: {path.name} is not mounted"
             for user_info in re.findall(r"://([^/@\s]+)@", value):
-                password = user_info.partition(":")[2]
-                assert not password or REFERENCE.match(password), (
-                    f"{name}.{key}: the password in the URL must be a ${{VARIABLE}}")
-    assert environment(services(compose)["gateway"])["GATEWAY_ADMIN_KEY"].startswith(
-        "${GATEWAY_ADMIN_KEY:?")
+                assert not user_info.partition(":")[2], f"{name}.{key}: a password in the URL"
+        for source in mounted.values():
+            assert source in compose["secrets"], f"{name}: undeclared secret {source}"
+    for name, spec in compose["secrets"].items():
+        assert spec["file"].startswith(SECRETS_DIR), name  # never a literal, never inline
     for name, service in services(compose).items():
         build = service.get("build")
         # build arguments end up in the image's history: never a place for a secret
         assert not isinstance(build, dict) or "args" not in build, name
 
 
+def test_the_database_password_has_no_default(compose: dict[str, Any]) -> None:
+    postgres = services(compose)["postgres"]
+    env = environment(postgres)
+    assert "POSTGRES_PASSWORD" not in env and "POSTGRES_HOST_AUTH_METHOD" not in env
+    assert env["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres_password"
+    for name in ("gateway", "migrate"):
+        assert environment(services(compose)[name])["GATEWAY_DATABASE_PASSWORD_FILE"] == (
+            env["POSTGRES_PASSWORD_FILE"])
+    assert "postgres_password" in secret_targets(postgres)
+    # the files come from the script, or from the operator's own secret store
+    assert not any(SECRET_NAME.search(line) and ":-" in line and "SECRETS_DIR" not in line
+                   for line in (ROOT / "docker-compose.yml").read_text().splitlines()
+                   if not line.lstrip().startswith("#"))
+
+
+def test_the_secrets_script_writes_every_compose_secret_0600(
+    compose: dict[str, Any], tmp_path: Path,
+) -> None:
+    folder = tmp_path / "secrets"
+
+    def run(*args: str) -> None:
+        subprocess.run(["bash", str(ROOT / "scripts" / "compose-secrets.sh"), *args],
+                       env={**os.environ, "GATEWAY_SECRETS_DIR": str(folder)}, check=True,
+                       capture_output=True, timeout=60)
+
+    run()
+    expected = {spec["file"].removeprefix(SECRETS_DIR) for spec in compose["secrets"].values()}
+    assert {path.name for path in folder.iterdir()} == expected
+    for path in folder.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
+        assert len(path.read_text().strip()) >= 32, path.name
+    if os.geteuid() == 0:  # owned by the user of the container that reads it
+        assert (folder / "gateway-admin-key").stat().st_uid == 10001
+        assert (folder / "prometheus-metrics-key").stat().st_uid == 65534
+    metrics = (folder / "gateway-metrics-key").read_text()
+    assert (folder / "prometheus-metrics-key").read_text() == metrics
+    before = {path.name: path.read_text() for path in folder.iterdir()}
+    run()  # never overwrites
+    assert {path.name: path.read_text() for path in folder.iterdir()} == before
+    admin = folder / "gateway-admin-key"
+    inode = admin.stat().st_ino
+    run("rotate", "gateway-admin-key")
+    # in place: a bind mount keeps pointing at the same file
+    assert admin.read_text() != before[admin.name] and admin.stat().st_ino == inode
+    assert stat.S_IMODE(admin.stat().st_mode) == 0o600
+
+
 def test_databases_publish_no_port(compose: dict[str, Any]) -> None:
-    # the reason a local default Postgres password is acceptable
     for name in ("postgres", "redis"):
         assert "ports" not in services(compose)[name], name
 
@@ -171,8 +246,13 @@ def test_databases_publish_no_port(compose: dict[str, Any]) -> None:
 def test_images_are_pinned(compose: dict[str, Any]) -> None:
     for name, service in services(compose).items():
         image = service["image"]
-        tag = image.rsplit("/", 1)[-1].partition(":")[2]
-        assert tag and tag != "latest", f"{name}: {image} has no pinned tag"
+        if "build" in service:  # ours, built from this checkout
+            continue
+        reference = image.partition("@")[0]
+        tag = reference.rsplit("/", 1)[-1].partition(":")[2]
+        assert EXACT_VERSION.match(tag), f"{name}: {image} is not an exact version"
+        if name in BY_DIGEST:
+            assert DIGEST.search(image), f"{name}: {image} is not pinned by digest"
 
 
 def test_optional_services_sit_behind_profiles(compose: dict[str, Any]) -> None:
@@ -244,22 +324,30 @@ def test_scrapers_read_the_gateway_metrics_key_from_a_secret_file(
     collector = load_yaml(ROOT / "deploy" / "otel-collector.yaml")
     jobs = {"prometheus": prometheus["scrape_configs"],
             "otel-collector": collector["receivers"]["prometheus"]["config"]["scrape_configs"]}
+    gateway_file = compose["secrets"][secret_targets(services(compose)["gateway"])[
+        Path(environment(services(compose)["gateway"])["GATEWAY_METRICS_KEY_FILE"]).name]]
     for service_name, scrape_configs in jobs.items():
         (job,) = [j for j in scrape_configs if j["job_name"] == "gateway"]
         auth = job["authorization"]
         assert auth["type"] == "Bearer" and "credentials" not in auth, service_name
         path = Path(auth["credentials_file"])
         assert path.parent == Path("/run/secrets"), service_name
-        assert path.name in services(compose)[service_name]["secrets"], service_name
-        source = REFERENCE.match(compose["secrets"][path.name]["file"])
-        assert source and source["op"] == ":-", "the file is the operator's to choose"
-        # the default file's folder keeps everything but its own .gitignore out of git
-        folder = (ROOT / source["arg"]).parent
-        patterns = set((folder / ".gitignore").read_text().split())
-        assert folder != ROOT and {"*", "!.gitignore"} <= patterns, (
-            f"{source['arg']} must be git-ignored")
-    assert environment(services(compose)["gateway"])["GATEWAY_METRICS_KEY"].startswith(
-        "${GATEWAY_METRICS_KEY")
+        source = secret_targets(services(compose)[service_name])[path.name]
+        # the collector shares the gateway's file; Prometheus (another user) has its copy
+        assert source in ("gateway_metrics_key", "prometheus_metrics_key"), service_name
+        assert compose["secrets"][source]["file"].startswith(SECRETS_DIR)
+    assert gateway_file["file"].startswith(SECRETS_DIR)
+    # the default folder keeps everything but its own .gitignore out of git
+    folder = ROOT / SECRETS_DIR.split(":-", 1)[1].split("}", 1)[0]
+    patterns = set((folder / ".gitignore").read_text().split())
+    assert folder != ROOT and {"*", "!.gitignore"} <= patterns
+
+
+def test_the_gateway_workers_share_one_metrics_directory(compose: dict[str, Any]) -> None:
+    gateway = services(compose)["gateway"]
+    command = gateway["command"]
+    if int(command[command.index("--workers") + 1]) > 1:
+        assert environment(gateway)["GATEWAY_METRICS_DIR"].startswith("/tmp/")
 
 
 def test_grafana_provisions_the_dashboard(compose: dict[str, Any]) -> None:
