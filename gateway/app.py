@@ -26,6 +26,7 @@ from gateway.api.hot_path import HotPathApp
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
+from gateway.audit.journal import Journal
 from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.audit.repository import AuditRepository
@@ -134,6 +135,8 @@ def create_app(
         audit = AuditWriter(
             AuditRepository(engine), Spool(settings.spool_dir),
             mirror=JsonLinesMirror(settings.audit_log_path) if settings.audit_log_path else None,
+            journal=(Journal(fsync_interval_s=settings.audit_journal_fsync_s)
+                     if settings.audit_journal else None),
             observer=metrics.requests.observe,
         )
         metrics.watch_audit(audit.numbers)
