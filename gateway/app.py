@@ -59,6 +59,7 @@ from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.fleet import FleetState
 from gateway.scraper.poller import MetricsPoller
 from gateway.settings import Settings
+from gateway.telemetry.log_output import send_gateway_logs_to_stderr
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
@@ -72,6 +73,7 @@ def create_app(
     settings: Settings | None = None, *, policy: PolicySet | None = None
 ) -> HotPathApp:
     settings = settings or Settings()
+    send_gateway_logs_to_stderr(settings.log_level)
     # Checked now, so a gateway told to use Presidio without it installed never starts.
     presidio = presidio_config(
         settings.presidio_entities, settings.presidio_min_score, settings.presidio_model
