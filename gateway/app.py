@@ -63,6 +63,8 @@ from gateway.telemetry.log_output import send_gateway_logs_to_stderr
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.key_changes import KeyChangeListener, listen_dsn
+from gateway.tenancy.persisted import KeyFile
 from gateway.tenancy.repository import TenantRepository
 from gateway.upstream import Provider
 
@@ -172,11 +174,23 @@ def create_app(
             tracing=tracing,
             engine_counter=EngineTokenCounter(tokenize_client),
         )
+        key_file = (KeyFile(settings.spool_dir / "key-cache.json", pepper)
+                    if settings.key_cache_persist else None)
+        if key_file is not None:
+            await asyncio.to_thread(key_file.load)
+            key_file.start()
+        authenticator = KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s,
+                                         stale_s=settings.key_cache_stale_s, persisted=key_file)
+        dsn = listen_dsn(settings.database_url)
+        key_changes = (KeyChangeListener(dsn, on_change=authenticator.forget,
+                                         on_gap=authenticator.invalidate) if dsn else None)
+        if key_changes is not None:
+            key_changes.start()
         app.state.components = Components(
             settings=settings,
             engine=engine,
             tenants=tenants,
-            authenticator=KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s),
+            authenticator=authenticator,
             policy=policy_store,
             fleet=fleet,
             audit=audit,
@@ -187,6 +201,7 @@ def create_app(
             limits=limits,
             limits_repo=limits_repo,
             redis=redis,
+            key_changes=key_changes,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
         telemetry = policy_store.current.telemetry
@@ -228,6 +243,10 @@ def create_app(
                     await partitions
             await reload_audit.drain()
             await audit.stop()
+            if key_changes is not None:
+                await key_changes.stop()
+            if key_file is not None:
+                await key_file.stop()
             for provider in set(providers.values()):
                 await provider.aclose()
             warm_up.cancel()

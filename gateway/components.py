@@ -18,6 +18,7 @@ from gateway.scraper.fleet import FleetState
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.key_changes import KeyChangeListener
 from gateway.tenancy.repository import TenantRepository
 
 
@@ -37,3 +38,4 @@ class Components:
     limits: LimitsResolver
     limits_repo: LimitsRepository
     redis: Redis | None = None
+    key_changes: KeyChangeListener | None = None  # None on SQLite: no push channel

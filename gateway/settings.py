@@ -45,7 +45,15 @@ class Settings(BaseSettings):
     # Optional HMAC pepper for API-key hashes: with it, a stolen database alone cannot even
     # confirm a guessed key.
     key_pepper: SecretStr | None = None
-    key_cache_ttl_s: float = 30.0
+    # A verified key is re-checked against the database after this long. Revocations and
+    # tenant changes reach every replica at once over Postgres LISTEN/NOTIFY; this TTL is the
+    # bound only while that channel is down (and on SQLite, which has none).
+    key_cache_ttl_s: float = Field(default=30.0, ge=0)
+    # While the database is unreachable, keys verified within this long keep working.
+    key_cache_stale_s: float = Field(default=3600.0, ge=0)
+    # Keep verified keys' hashes in <audit spool dir>/key-cache.json, so a restart while the
+    # database is down can still serve them.
+    key_cache_persist: bool = True
 
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     # A body not fully received by then is answered 408 (a trickling client holds a slot).
