@@ -32,6 +32,7 @@ from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.audit.repository import AuditRepository
 from gateway.audit.spool import Spool
 from gateway.audit.writer import AuditWriter
+from gateway.budget.last_known_limits import RememberedOverrides
 from gateway.budget.leasing import LeasingBudgetStore
 from gateway.budget.limits import BudgetUnavailable
 from gateway.budget.limits_repository import LimitsRepository
@@ -43,6 +44,7 @@ from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.components import Components
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
+from gateway.db.last_known import LastKnownFile
 from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
@@ -162,7 +164,16 @@ def create_app(
         # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
         limits_repo = LimitsRepository(engine)
-        limits = LimitsResolver(limits_repo.overrides, ttl_s=settings.limits_cache_ttl_s)
+        # What the database last said (keys, admin limits), for a restart while it is down.
+        last_known = (LastKnownFile(settings.spool_dir / "last-known.json")
+                      if settings.key_cache_persist else None)
+        if last_known is not None:
+            await asyncio.to_thread(last_known.load)
+            last_known.start()
+        limits = LimitsResolver(
+            RememberedOverrides(limits_repo.overrides, last_known, settings.key_cache_stale_s)
+            if last_known is not None else limits_repo.overrides,
+            ttl_s=settings.limits_cache_ttl_s)
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,
@@ -174,11 +185,7 @@ def create_app(
             tracing=tracing,
             engine_counter=EngineTokenCounter(tokenize_client),
         )
-        key_file = (KeyFile(settings.spool_dir / "key-cache.json", pepper)
-                    if settings.key_cache_persist else None)
-        if key_file is not None:
-            await asyncio.to_thread(key_file.load)
-            key_file.start()
+        key_file = KeyFile(last_known, pepper) if last_known is not None else None
         authenticator = KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s,
                                          stale_s=settings.key_cache_stale_s, persisted=key_file)
         dsn = listen_dsn(settings.database_url)
@@ -245,8 +252,8 @@ def create_app(
             await audit.stop()
             if key_changes is not None:
                 await key_changes.stop()
-            if key_file is not None:
-                await key_file.stop()
+            if last_known is not None:
+                await last_known.stop()
             for provider in set(providers.values()):
                 await provider.aclose()
             warm_up.cancel()

@@ -51,8 +51,8 @@ class Settings(BaseSettings):
     key_cache_ttl_s: float = Field(default=30.0, ge=0)
     # While the database is unreachable, keys verified within this long keep working.
     key_cache_stale_s: float = Field(default=3600.0, ge=0)
-    # Keep verified keys' hashes in <audit spool dir>/key-cache.json, so a restart while the
-    # database is down can still serve them.
+    # Keep verified keys' hashes and the admin-set limits last read in
+    # <audit spool dir>/last-known.json, so a restart while the database is down serves them.
     key_cache_persist: bool = True
 
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gateway.budget.last_known_limits import RememberedOverrides
+from gateway.db.last_known import LastKnownFile
 from gateway.errors import DatabaseUnavailable
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.persisted import KeyFile
@@ -69,19 +71,19 @@ async def test_through_an_outage_a_key_is_served_only_within_the_stale_limit() -
 async def test_a_restart_without_the_database_serves_keys_a_previous_run_verified(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "key-cache.json"
+    path = tmp_path / "last-known.json"
     keys = Keys()
-    before = KeyFile(path, b"pepper")
+    store = LastKnownFile(path)
+    before = KeyFile(store, b"pepper")
     auth = KeyAuthenticator(keys, persisted=before)
     await auth.authenticate("sk-a")
     await auth.authenticate("sk-b")
     before.forget({"key_id": "k2"})  # revoked while this run was up
-    await before.save()
+    await store.save()
     assert b"sk-a" not in path.read_bytes() and path.stat().st_mode & 0o777 == 0o600
 
     keys.down = True
-    after = KeyFile(path, b"pepper")
-    after.load()
+    after = _loaded(path, b"pepper")
     clock = Clock()
     restarted = KeyAuthenticator(keys, persisted=after, clock=clock)
     assert restarted.known_keys == 1
@@ -97,26 +99,44 @@ async def test_a_restart_without_the_database_serves_keys_a_previous_run_verifie
     assert len(after) == 0
 
 
-def _loaded(path: Path, pepper: bytes) -> KeyFile:
-    found = KeyFile(path, pepper)
-    found.load()
-    return found
+def _loaded(path: Path, pepper: bytes | None, clock: Clock | None = None) -> KeyFile:
+    store = LastKnownFile(path, clock=clock) if clock else LastKnownFile(path)
+    store.load()
+    return KeyFile(store, pepper)
 
 
 async def test_a_key_the_file_verified_too_long_ago_is_not_served(tmp_path: Path) -> None:
     clock = Clock()
     keys = Keys()
-    stored = KeyFile(tmp_path / "k.json", None, clock=clock)
-    await KeyAuthenticator(keys, persisted=stored).authenticate("sk-a")
-    await stored.save()
+    store = LastKnownFile(tmp_path / "k.json", clock=clock)
+    await KeyAuthenticator(keys, persisted=KeyFile(store, None)).authenticate("sk-a")
+    await store.save()
     clock.now = 7200.0
     keys.down = True
-    auth = KeyAuthenticator(keys, stale_s=3600, persisted=_loaded_clock(tmp_path, clock))
+    auth = KeyAuthenticator(keys, stale_s=3600, persisted=_loaded(tmp_path / "k.json", None,
+                                                                  clock))
     with pytest.raises(DatabaseUnavailable):
         await auth.authenticate("sk-a")
 
 
-def _loaded_clock(tmp_path: Path, clock: Clock) -> KeyFile:
-    found = KeyFile(tmp_path / "k.json", None, clock=clock)
-    found.load()
-    return found
+async def test_admin_limits_last_read_are_enforced_after_a_restart_without_the_database(
+    tmp_path: Path,
+) -> None:
+    rows = {"tenant": ({"daily_usd": 5.0}, None), "key:k1": (None, {"rpm": 10})}
+    down = False
+
+    async def overrides(tenant_id: str) -> dict[str, tuple[object, object]]:
+        if down:
+            raise DatabaseUnavailable("down")
+        return dict(rows)  # type: ignore[arg-type]
+
+    store = LastKnownFile(tmp_path / "k.json")
+    assert await RememberedOverrides(overrides, store, 3600)("t1") == rows  # type: ignore[arg-type]
+    await store.save()
+    down = True
+    again = LastKnownFile(tmp_path / "k.json")
+    again.load()
+    remembered = RememberedOverrides(overrides, again, 3600)  # type: ignore[arg-type]
+    assert await remembered("t1") == rows
+    with pytest.raises(DatabaseUnavailable):  # never read: refused, not ignored
+        await remembered("t2")
