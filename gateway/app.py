@@ -40,6 +40,7 @@ from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
 from gateway.budget.store import BudgetStore
 from gateway.classify.presidio import PresidioFinder, presidio_config
+from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.components import Components
@@ -61,7 +62,7 @@ from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.fleet import FleetState
 from gateway.scraper.poller import MetricsPoller
 from gateway.settings import Settings
-from gateway.telemetry.log_output import send_gateway_logs_to_stderr
+from gateway.telemetry.log_output import redact_gateway_logs, send_gateway_logs_to_stderr
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
@@ -152,6 +153,9 @@ def create_app(
         second_opinion = (PresidioFinder.in_processes(presidio, settings.presidio_workers)
                           if presidio is not None else None)
         classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion)
+        log_scanner = SensitivityScanner()  # logs are no tenant's: the built-in detectors
+        unredact_logs = redact_gateway_logs(
+            lambda text: classifier.redact_text(text, log_scanner))
         # Start both processes, load their vocabularies and compile their detectors now, not
         # on a user's request.
         encodings = ("o200k_base", *extra_encodings(policy_store.current.backends.values()))
@@ -268,6 +272,7 @@ def create_app(
                 await redis.aclose()
             await engine.dispose()
             await asyncio.to_thread(tracing.shutdown)  # exports the spans still queued
+            unredact_logs()
 
     app = FastAPI(
         title="LLM routing gateway",
