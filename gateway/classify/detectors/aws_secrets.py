@@ -1,8 +1,8 @@
 """AWS secret access keys: 40 random base64 characters with no prefix of their own, so found
 only beside something that says AWS or secret (an access key id, `aws_secret_access_key`,
 "secret") within a couple of hundred characters, and only when the value is random enough
-(upper, lower and digits; not hex, not words, not a placeholder such as AWS's EXAMPLEKEY,
-which is kept as a reserved stand-in and still masked)."""
+(upper, lower and digits; not hex, not words; a placeholder is kept as a reserved stand-in,
+masked all the same)."""
 
 from __future__ import annotations
 
@@ -29,22 +29,26 @@ def detect_aws_secret_keys(view: TextView) -> list[SensitiveSpan]:
         return []
     text = view.text
     spans: list[SensitiveSpan] = []
-    searched_to = 0
-    for at in near:
-        start = max(searched_to, at - _REACH)
-        end = min(len(text), at + _REACH)
-        if start >= end:
-            continue
-        # Back to a token boundary, so a key cut by the window's edge is not half-matched.
-        while start > 0 and text[start - 1] not in " \t\r\n\"'`=:,;()[]{}<>":
-            start -= 1
+    # One search per merged window (the lookbehind sees past a window's start, so a key
+    # straddling it is whole): linear however many context words there are.
+    for start, end in _windows(near, len(text)):
         for match in _KEY.finditer(text, start, end):
             value = match.group()
             if _keylike(value):
                 spans.append(SensitiveSpan("secret.aws_secret_key", "secret", match.start(),
                                            match.end(), 0.85, reserved=is_stand_in(value)))
-        searched_to = end
     return spans
+
+
+def _windows(near: list[int], length: int) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for at in near:
+        start, end = max(0, at - _REACH - 40), min(length, at + _REACH + 40)
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _keylike(value: str) -> bool:
