@@ -4,9 +4,9 @@ record:  AuditWriter.record() in-process, journal off and on, on realistic event
          call (the journal adds one orjson line and one write(2); the row and its hash link
          are made here in both cases, where before the journal they were made in the batch
          task a moment later: moved, not added).
-gateway: a real `gateway serve` (Postgres audit, one worker) in front of the mock upstream,
-         journal off and on (GATEWAY_AUDIT_JOURNAL), closed loops of 1 and 16 clients: p50,
-         p99 and the gateway's CPU per request.
+gateway: two real `gateway serve` processes (Postgres audit, one worker each) in front of the
+         mock upstream, journal off and on (GATEWAY_AUDIT_JOURNAL), closed loops of 1 and 16
+         clients in alternating windows: median p50, p99 and gateway CPU per request.
 replay:  a journal of --replay-rows rows as a SIGKILLed gateway leaves it, replayed into
          Postgres by a fresh writer (the path a restart takes): rows/s.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import statistics
 import tempfile
 import time
 from contextlib import ExitStack
@@ -73,43 +74,56 @@ def record_part() -> list[list[str]]:
     return table
 
 
+ROUNDS = 5
+
+
 def _window(port: int, key: str, concurrency: int, seconds: float,
-            gateway_pid: int) -> tuple[str, str, str, str]:
+            gateway_pid: int) -> tuple[float, float, float, float]:
+    """(req/s, p50 ms, p99 ms, gateway CPU µs per request) of one measured window."""
     target = Target.chat(LOOPBACK, port, "bench", stream=False, api_key=key)
-    result = run_load(LoadPlan(target, concurrency, seconds, warmup_s=2.0),
+    result = run_load(LoadPlan(target, concurrency, seconds, warmup_s=1.0),
                       probe=lambda: (tree_cpu_s(gateway_pid),))
     assert result.latency is not None and result.probe_delta is not None
     cpu_us = result.probe_delta[0] / max(1, result.ok) * 1e6
-    return (f"{result.rps:,.0f}", f"{result.latency.p50_ms:.2f}",
-            f"{result.latency.p99_ms:.2f}", f"{cpu_us:,.0f}")
+    return result.rps, result.latency.p50_ms, result.latency.p99_ms, cpu_us
 
 
 def gateway_part(database_url: str, seconds: float) -> list[list[str]]:
+    """Both gateways run side by side and their windows alternate (off, on, off, on, ...),
+    so a neighbour's load on a shared machine falls on both alike; medians of the rounds."""
     from audit_synthetic import fresh_database
 
-    rows: list[list[str]] = []
-    for journal in ("false", "true"):
-        asyncio.run(fresh_database(database_url))
-        with ExitStack() as stack:
-            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gw-jrnl-")))
-            mock_port = free_port()
-            stack.enter_context(start_mock(mock_port, work, 8, 5.0))
-            setup = GatewaySetup.create(work, work / "policy.yaml", mock_port)
+    asyncio.run(fresh_database(database_url))
+    with ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gw-jrnl-")))
+        mock_port = free_port()
+        stack.enter_context(start_mock(mock_port, work, 8, 5.0))
+        gateways: dict[str, tuple[int, int]] = {}
+        key = ""
+        for journal in ("false", "true"):
+            (work / journal).mkdir()
+            setup = GatewaySetup.create(work / journal, work / "policy.yaml", mock_port)
             setup.env["GATEWAY_DATABASE_URL"] = database_url
-            setup.env["GATEWAY_AUDIT_SPOOL_DIR"] = str(work / "spool")
+            setup.env["GATEWAY_AUDIT_SPOOL_DIR"] = str(work / journal / "spool")
             setup.env["GATEWAY_AUDIT_JOURNAL"] = journal
-            key = setup.create_key("bench")
+            key = key or setup.create_key("bench")
             port = free_port()
-            gateway = stack.enter_context(setup.start_gateway(port, 1))
+            gateways[journal] = (port, stack.enter_context(setup.start_gateway(port, 1)).pid)
+        samples: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}
+        for round_ in range(ROUNDS):
             for level in LEVELS:
-                try:
-                    rps, p50, p99, cpu = _window(port, key, level, seconds, gateway.pid)
-                except RuntimeError:
-                    print(gateway.log_tail())
-                    raise
-                rows.append([f"journal {'on' if journal == 'true' else 'off'}", str(level),
-                             rps, p50, p99, cpu])
-                print(f"  journal={journal} c={level}: {rps} req/s p50 {p50} ms", flush=True)
+                for journal, (port, pid) in gateways.items():
+                    found = _window(port, key, level, seconds, pid)
+                    samples.setdefault((journal, level), []).append(found)
+                    print(f"  round {round_ + 1} journal={journal} c={level}: "
+                          f"{found[0]:,.0f} req/s p50 {found[1]:.2f} ms", flush=True)
+    rows = []
+    for level in LEVELS:
+        for journal in gateways:
+            runs = samples[(journal, level)]
+            rps, p50, p99, cpu = (statistics.median(r[i] for r in runs) for i in range(4))
+            rows.append([f"journal {'on' if journal == 'true' else 'off'}", str(level),
+                         f"{rps:,.0f}", f"{p50:.2f}", f"{p99:.2f}", f"{cpu:,.0f}"])
     return rows
 
 
@@ -165,6 +179,6 @@ def journal_part(args: argparse.Namespace) -> None:
     print(render_text(["replay after a kill", "rows stored", "s", "rows/s"],
                       replay_part(args.database_url, args.replay_rows)))
     print()
-    print(render_text(["gateway (Postgres audit, 1 worker)", "clients", "req/s", "p50 ms",
-                       "p99 ms", "gateway CPU µs/req"],
+    print(render_text([f"gateway (Postgres audit, 1 worker), median of {ROUNDS}", "clients",
+                       "req/s", "p50 ms", "p99 ms", "gateway CPU µs/req"],
                       gateway_part(args.database_url, args.seconds)))
