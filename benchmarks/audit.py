@@ -2,7 +2,7 @@
 out of a long history.
 
     python benchmarks/audit.py --database-url postgresql+asyncpg://postgres@127.0.0.1:55432/bench
-        [--part ingest|reports|all] [--rows 10000000] [--days 90] [--seconds 20]
+        [--part ingest|reports|journal|all] [--rows 10000000] [--days 90] [--seconds 20]
 
 ingest:  a gateway (Postgres audit, one uvicorn worker) serves a steady closed-loop load while
          a second process pushes synthetic events through the same AuditWriter as fast as it
@@ -10,6 +10,8 @@ ingest:  a gateway (Postgres audit, one uvicorn worker) serves a steady closed-l
          and without that insert load beside it.
 reports: fills the database with --rows synthetic rows over --days days (inside Postgres),
          folds them into the rollups, then times every report (p50/p95) against it.
+journal: the write-ahead journal's cost per request (CPU, and p50 at 1 and 16 clients, journal
+         off and on) and the replay rate after a kill (audit_journal.py).
 
 The database named by --database-url is emptied and migrated: point it at a scratch database.
 """
@@ -62,7 +64,7 @@ async def reports_part(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", required=True)
-    parser.add_argument("--part", choices=["ingest", "reports", "all"], default="all")
+    parser.add_argument("--part", choices=["ingest", "reports", "journal", "all"], default="all")
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--repeats", type=int, default=40)
@@ -70,6 +72,9 @@ def main() -> None:
     parser.add_argument("--skip-generate", action="store_true",
                         help="time the reports against the rows already there")
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--replay-rows", type=int, default=50_000)
+    parser.add_argument("--journal-gateway-only", action="store_true",
+                        help="with --part journal: only the gateway latency comparison")
     args = parser.parse_args()
     machine = describe_machine(REPO)
     print(f"{machine.summary()} · load {machine.load_avg_1m:.1f} · {machine.date} · "
@@ -80,6 +85,10 @@ def main() -> None:
         ingest_part(args)
     if args.part in ("reports", "all"):
         asyncio.run(reports_part(args))
+    if args.part in ("journal", "all"):
+        from audit_journal import journal_part
+
+        journal_part(args)
 
 
 if __name__ == "__main__":

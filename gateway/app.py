@@ -28,11 +28,13 @@ from gateway.api.hot_path import HotPathApp
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
+from gateway.audit.journal import Journal
 from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.audit.repository import AuditRepository
 from gateway.audit.spool import Spool
 from gateway.audit.writer import AuditWriter
+from gateway.budget.last_known_limits import RememberedOverrides
 from gateway.budget.leasing import LeasingBudgetStore
 from gateway.budget.limits import BudgetUnavailable
 from gateway.budget.limits_repository import LimitsRepository
@@ -40,10 +42,12 @@ from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
 from gateway.budget.store import BudgetStore
 from gateway.classify.presidio import PresidioFinder, presidio_config
+from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.components import Components
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
+from gateway.db.last_known import LastKnownFile
 from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
@@ -62,10 +66,13 @@ from gateway.scraper.poller import MetricsPoller
 from gateway.secret_files import GatewaySecrets, RotatingSecret
 from gateway.secret_rotation import on_hangup, reread_everything, watch_secret_files
 from gateway.settings import Settings
+from gateway.telemetry.log_output import redact_gateway_logs, send_gateway_logs_to_stderr
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.telemetry.multiprocess import process_exited
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.key_changes import KeyChangeListener, listen_dsn
+from gateway.tenancy.persisted import KeyFile
 from gateway.tenancy.repository import TenantRepository
 from gateway.upstream import Provider
 
@@ -76,6 +83,7 @@ def create_app(
     settings: Settings | None = None, *, policy: PolicySet | None = None
 ) -> HotPathApp:
     settings = settings or Settings()
+    send_gateway_logs_to_stderr(settings.log_level)
     # Checked now, so a gateway told to use Presidio without it installed never starts.
     presidio = presidio_config(
         settings.presidio_entities, settings.presidio_min_score, settings.presidio_model
@@ -141,6 +149,8 @@ def create_app(
         audit = AuditWriter(
             AuditRepository(engine), Spool(settings.spool_dir),
             mirror=JsonLinesMirror(settings.audit_log_path) if settings.audit_log_path else None,
+            journal=(Journal(fsync_interval_s=settings.audit_journal_fsync_s)
+                     if settings.audit_journal else None),
             observer=metrics.requests.observe,
         )
         metrics.watch_audit(audit.numbers)
@@ -150,6 +160,9 @@ def create_app(
         second_opinion = (PresidioFinder.in_processes(presidio, settings.presidio_workers)
                           if presidio is not None else None)
         classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion)
+        log_scanner = SensitivityScanner()  # logs are no tenant's: the built-in detectors
+        unredact_logs = redact_gateway_logs(
+            lambda text: classifier.redact_text(text, log_scanner))
         # Start both processes, load their vocabularies and compile their detectors now, not
         # on a user's request.
         encodings = ("o200k_base", *extra_encodings(policy_store.current.backends.values()))
@@ -162,7 +175,16 @@ def create_app(
         # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
         limits_repo = LimitsRepository(engine)
-        limits = LimitsResolver(limits_repo.overrides, ttl_s=settings.limits_cache_ttl_s)
+        # What the database last said (keys, admin limits), for a restart while it is down.
+        last_known = (LastKnownFile(settings.spool_dir / "last-known.json")
+                      if settings.key_cache_persist else None)
+        if last_known is not None:
+            await asyncio.to_thread(last_known.load)
+            last_known.start()
+        limits = LimitsResolver(
+            RememberedOverrides(limits_repo.overrides, last_known, settings.key_cache_stale_s)
+            if last_known is not None else limits_repo.overrides,
+            ttl_s=settings.limits_cache_ttl_s)
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,
@@ -174,12 +196,20 @@ def create_app(
             tracing=tracing,
             engine_counter=EngineTokenCounter(tokenize_client),
         )
+        key_file = KeyFile(last_known, pepper) if last_known is not None else None
+        authenticator = KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s,
+                                         stale_s=settings.key_cache_stale_s, persisted=key_file)
+        dsn = listen_dsn(settings.database_url)
+        key_changes = (KeyChangeListener(dsn, on_change=authenticator.forget,
+                                         on_gap=authenticator.invalidate) if dsn else None)
+        if key_changes is not None:
+            key_changes.start()
         app.state.components = Components(
             settings=settings,
             secrets=secrets,
             engine=engine,
             tenants=tenants,
-            authenticator=KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s),
+            authenticator=authenticator,
             policy=policy_store,
             fleet=fleet,
             audit=audit,
@@ -190,6 +220,7 @@ def create_app(
             limits=limits,
             limits_repo=limits_repo,
             redis=redis,
+            key_changes=key_changes,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
         telemetry = policy_store.current.telemetry
@@ -244,6 +275,10 @@ def create_app(
                     await partitions
             await reload_audit.drain()
             await audit.stop()
+            if key_changes is not None:
+                await key_changes.stop()
+            if last_known is not None:
+                await last_known.stop()
             for provider in set(providers.values()):
                 await provider.aclose()
             warm_up.cancel()
@@ -260,6 +295,7 @@ def create_app(
             await asyncio.to_thread(tracing.shutdown)  # exports the spans still queued
             if metrics.multiprocess_dir is not None:
                 process_exited(metrics.multiprocess_dir)  # its gauges leave the merged view
+            unredact_logs()
 
     app = FastAPI(
         title="LLM routing gateway",

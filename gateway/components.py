@@ -19,6 +19,7 @@ from gateway.secret_files import GatewaySecrets
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.key_changes import KeyChangeListener
 from gateway.tenancy.repository import TenantRepository
 
 
@@ -39,3 +40,4 @@ class Components:
     limits: LimitsResolver
     limits_repo: LimitsRepository
     redis: Redis | None = None
+    key_changes: KeyChangeListener | None = None  # None on SQLite: no push channel

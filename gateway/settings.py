@@ -64,7 +64,15 @@ class Settings(BaseSettings):
     # Where `gateway serve --workers N` (N > 1) keeps the workers' shared Prometheus
     # counters, emptied at start-up; unset: a fresh temporary directory.
     metrics_dir: Path | None = None
-    key_cache_ttl_s: float = 30.0
+    # A verified key is re-checked against the database after this long. Revocations and
+    # tenant changes reach every replica at once over Postgres LISTEN/NOTIFY; this TTL is the
+    # bound only while that channel is down (and on SQLite, which has none).
+    key_cache_ttl_s: float = Field(default=30.0, ge=0)
+    # While the database is unreachable, keys verified within this long keep working.
+    key_cache_stale_s: float = Field(default=3600.0, ge=0)
+    # Keep verified keys' hashes and the admin-set limits last read in
+    # <audit spool dir>/last-known.json, so a restart while the database is down serves them.
+    key_cache_persist: bool = True
 
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     # A body not fully received by then is answered 408 (a trickling client holds a slot).
@@ -79,6 +87,11 @@ class Settings(BaseSettings):
     # Audit rows go to the database; while it is unreachable, to this spool directory (unset:
     # beside the embedded SQLite file, else .gateway/audit-spool), replayed when it returns.
     audit_spool_dir: Path | None = None
+    # Each audit row is also appended to a write-ahead journal in the spool directory before
+    # its response completes (one write(2); survives kill -9), fdatasynced this often: a power
+    # loss can cost the rows of the last interval. Off: a crash loses the last ~0.2 s.
+    audit_journal: bool = True
+    audit_journal_fsync_s: float = Field(default=0.1, gt=0)
     # Optionally also one JSON line per request here ("-" means stderr): a mirror to tail.
     audit_log_path: str | None = None
 

@@ -3,7 +3,10 @@ take to send it (slowloris) and how large it may grow (httptools buffers a heade
 size). Plugged into uvicorn as its HTTP protocol class by `gateway serve`.
 
 A client that exceeds either gets an OpenAI-shaped 408 or 431 and the connection closes;
-everything after the headers (bodies, streaming) is left to the app's own limits.
+everything after the headers (bodies, streaming) is left to the app's own limits. Bytes the
+HTTP parser rejects (a malformed request line or header, a bad chunk size, a non-ASCII URL)
+get an OpenAI-shaped 400 instead of uvicorn's plain text. Each refusal is one INFO line
+with the request id the response carries: the client's mistake, not the gateway's.
 """
 
 from __future__ import annotations
@@ -11,13 +14,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
+import secrets
 from typing import Any
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from gateway.settings import Settings
 
-_REASONS = {408: "Request Timeout", 431: "Request Header Fields Too Large"}
+log = logging.getLogger("gateway.api")
+
+_REASONS = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
 
 
 @functools.cache
@@ -28,12 +36,18 @@ def header_limits() -> tuple[float, int]:
     return settings.header_timeout_s, settings.max_header_bytes
 
 
-def refusal(status: int, message: str, code: str) -> bytes:
+def refusal(status: int, message: str, code: str, request_id: str | None = None) -> bytes:
     body = json.dumps({"error": {"message": message, "type": "invalid_request_error",
                                  "param": None, "code": code}}).encode()
+    request_header = f"x-request-id: {request_id}\r\n" if request_id else ""
     head = (f"HTTP/1.1 {status} {_REASONS[status]}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
+            f"content-length: {len(body)}\r\n{request_header}connection: close\r\n\r\n")
     return head.encode("ascii") + body
+
+
+def _request_id() -> str:
+    # The app's format (api/parsing.py), not imported: this module loads before the app.
+    return "req_" + secrets.token_hex(12)
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
@@ -55,12 +69,31 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._in_headers:
             self._header_bytes += len(data)
-        super().data_received(data)
+        self._feed(data)
         # Checked after parsing: a chunk that also completed the headers reset the count.
         if (self._in_headers and self._header_bytes > self._max_header_bytes
                 and not self.transport.is_closing()):
             self._refuse(431, f"The request's headers exceed {self._max_header_bytes} bytes.",
                          "headers_too_large")
+
+    def _feed(self, data: bytes) -> None:
+        """uvicorn's own data_received, with its parser refusal OpenAI-shaped and logged
+        once. A URL that is not ASCII passes httptools and fails in uvicorn's header
+        callback: refused the same way."""
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except (httptools.HttpParserError, UnicodeDecodeError) as exc:
+            if not self.transport.is_closing():
+                reason = str(exc) if isinstance(exc, httptools.HttpParserError) else (
+                    "the URL is not ASCII")
+                self._refuse(400, f"Invalid HTTP request: {reason or 'malformed'}.",
+                             "invalid_http_request")
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -90,5 +123,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _refuse(self, status: int, message: str, code: str) -> None:
         self._stop_header_clock()
-        self.transport.write(refusal(status, message, code))
+        request_id = _request_id()
+        client = f"{self.client[0]}:{self.client[1]}" if self.client else "unknown client"
+        log.info("refused a request from %s with %d %s (request %s): %s",
+                 client, status, code, request_id, message)
+        self.transport.write(refusal(status, message, code, request_id))
         self.transport.close()

@@ -1,7 +1,8 @@
 """The one place errors become HTTP responses, plus the x-request-id middleware.
 
 Every error a client sees, including framework errors (unknown route, wrong method, a bug),
-is OpenAI-shaped. A bug is logged with its traceback and shown as a generic 500.
+is OpenAI-shaped. A bug is logged with its traceback and the request id and shown as a
+generic 500; a client that hung up mid-upload is one INFO line.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,9 +31,29 @@ def error_response(error: GatewayError) -> Response:
     )
 
 
-async def _on_gateway_error(_: Request, exc: Exception) -> Response:
+def log_internal(error: GatewayError, method: str, path: str, request_id: str) -> None:
+    """A 500 raised as InternalError (a bug met inside the request path) is logged with its
+    cause: the client sees only the generic message."""
+    if isinstance(error, InternalError):
+        cause = error.__cause__ or error
+        log.error("internal error on %s %s (request %s): %s", method, path, request_id,
+                  error.message, exc_info=(type(cause), cause, cause.__traceback__))
+
+
+def _request_id(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("request_id", "-"))
+
+
+async def _on_gateway_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
+    log_internal(exc, request.method, request.url.path, _request_id(request))
     return error_response(exc)
+
+
+async def _on_client_disconnect(request: Request, exc: Exception) -> Response:
+    log.info("client disconnected before its request body arrived: %s %s (request %s)",
+             request.method, request.url.path, _request_id(request))
+    return Response(status_code=499)  # never sent: there is nobody to send it to
 
 
 async def _on_http_error(_: Request, exc: Exception) -> Response:
@@ -53,7 +74,8 @@ async def _on_validation_error(_: Request, exc: Exception) -> Response:
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> Response:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.error("unhandled error on %s %s (request %s)", request.method, request.url.path,
+              _request_id(request), exc_info=exc)
     return error_response(InternalError("the gateway hit an internal error"))
 
 
@@ -61,6 +83,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(GatewayError, _on_gateway_error)
     app.add_exception_handler(HTTPException, _on_http_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(ClientDisconnect, _on_client_disconnect)
     app.add_exception_handler(Exception, _on_unexpected)
 
 

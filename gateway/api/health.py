@@ -39,7 +39,7 @@ async def ready(request: Request) -> Response:
             await conn.execute(text("SELECT 1"))
         checks["database"] = "ok"
     except Exception as exc:  # readiness reports any failure rather than raising
-        checks["database"] = f"error: {type(exc).__name__}"
+        checks["database"] = database_down(type(exc).__name__, parts.authenticator.known_keys)
     if parts.redis is not None:
         try:
             await parts.redis.ping()
@@ -50,9 +50,21 @@ async def ready(request: Request) -> Response:
     checks["policy"] = f"ok ({len(policy.backends)} backends)"
     checks["telemetry"] = telemetry_check(parts.fleet.details(), policy)
     checks["audit"] = audit_check(parts.audit)
+    if parts.key_changes is not None:
+        checks["key_changes"] = ("ok" if parts.key_changes.connected else
+                                 f"degraded: channel down; revocations apply within "
+                                 f"{parts.settings.key_cache_ttl_s:g} s")
     healthy = not any(v.startswith("error") for v in checks.values())
     body = orjson.dumps({"status": "ready" if healthy else "not_ready", "checks": checks})
     return Response(body, status_code=200 if healthy else 503, media_type="application/json")
+
+
+def database_down(error: str, known_keys: int) -> str:
+    """Without the database no new key can be verified: out of rotation, unless this replica
+    holds keys verified earlier (this run, or a persisted earlier one), which it serves."""
+    if known_keys:
+        return f"degraded: unreachable ({error}); serving {known_keys} keys verified earlier"
+    return f"error: unreachable ({error}); no key can be verified"
 
 
 def telemetry_check(details: dict[str, dict[str, object]], policy: PolicySet) -> str:

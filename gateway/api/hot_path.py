@@ -13,12 +13,12 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from gateway.api.body_gate import releasing_holds
-from gateway.api.errors import error_response
+from gateway.api.errors import error_response, log_internal
 from gateway.api.parsing import new_request_id
 from gateway.errors import GatewayError, InternalError
 
@@ -50,9 +50,17 @@ class HotPathApp:
             try:
                 response = await handler(request)
             except GatewayError as exc:
+                log_internal(exc, scope["method"], scope["path"], request_id)
                 response = error_response(exc)
+            except ClientDisconnect:
+                # Nobody to answer: uvicorn sends nothing for a gone client. One line, no
+                # traceback: any client can hang up, and must not be able to fill the log.
+                log.info("client disconnected before its request body arrived: %s %s "
+                         "(request %s)", scope["method"], scope["path"], request_id)
+                return
             except Exception:
-                log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+                log.exception("unhandled error on %s %s (request %s)", scope["method"],
+                              scope["path"], request_id)
                 response = error_response(InternalError("the gateway hit an internal error"))
             response.raw_headers.append((b"x-request-id", request_id.encode()))
             await response(scope, receive, send)

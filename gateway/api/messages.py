@@ -13,17 +13,18 @@ from collections.abc import Awaitable, Callable
 
 import orjson
 from fastapi import APIRouter
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
+from gateway.api.errors import log_internal
 from gateway.api.messages_reply import error_body, message_id, to_anthropic_message
 from gateway.api.messages_request import to_chat_payload
 from gateway.api.messages_stream import AnthropicEventEncoder, AnthropicStream
 from gateway.api.openai import ClientGone, cancel_on_disconnect
-from gateway.api.parsing import read_body
+from gateway.api.parsing import check_writable, read_body
 from gateway.api.sse_response import SSEResponse
 from gateway.components import Components
 from gateway.errors import GatewayError, InternalError, InvalidRequest, ModelNotFound
@@ -48,9 +49,14 @@ def _anthropic_errors(
         try:
             return await handler(request, request_id)
         except GatewayError as exc:
+            log_internal(exc, request.method, request.url.path, request_id)
             error = exc
+        except ClientDisconnect:
+            log.info("client disconnected before its request body arrived: %s %s "
+                     "(request %s)", request.method, request.url.path, request_id)
+            return Response(status_code=499)  # never sent: nobody is listening
         except Exception:
-            log.exception("unhandled error on %s", request.url.path)
+            log.exception("unhandled error on %s (request %s)", request.url.path, request_id)
             error = InternalError("the gateway hit an internal error")
         headers = {**error.headers(), "request-id": request_id}
         return Response(error_body(error, request_id), status_code=error.status,
@@ -73,6 +79,7 @@ async def _parse(
     if counting and isinstance(body, dict):
         body = {**body, "max_tokens": 1}  # count_tokens takes no max_tokens
     payload = to_chat_payload(body)
+    check_writable(raw, payload)  # as translated: that is what is written to a backend
     tags = request.headers.get("x-gateway-tags")
     route_request = RouteRequest(
         request_id=request_id,

@@ -13,6 +13,10 @@ from gateway.api.body_gate import BodyGate, BodyHold
 from gateway.errors import InvalidRequest, PayloadTooLarge
 from gateway.types import Endpoint, RouteRequest
 
+# orjson reads JSON nested up to 1,024 levels but writes at most 254: a body between the two
+# would be taken and then fail (a 500) where the gateway writes it on to a backend.
+MAX_WRITABLE_DEPTH = 254
+
 REQUIRED_INPUT = {
     Endpoint.CHAT: "messages",
     Endpoint.COMPLETIONS: "prompt",
@@ -83,6 +87,7 @@ def parse_route_request(
         raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
         raise InvalidRequest("the request body must be a JSON object")
+    check_writable(body, payload)
 
     model = payload.get("model")
     if not isinstance(model, str) or not model:
@@ -121,6 +126,31 @@ def parse_route_request(
         tags=tags,
         session_id=session_id[:256] if session_id else None,
     )
+
+
+def check_writable(body: bytes, payload: dict[str, Any]) -> None:
+    """Refuse, naming the field, a body nested deeper than the gateway can write back out.
+    Counting brackets (memchr speed) clears nearly every body without looking further (with
+    a margin for the few levels a translation between API formats adds)."""
+    if body.count(b"[") + body.count(b"{") < MAX_WRITABLE_DEPTH - 8:
+        return
+    try:
+        orjson.dumps(payload)
+    except orjson.JSONEncodeError:
+        param = next((key for key, value in payload.items() if not _writable({key: value})),
+                     None)
+        raise InvalidRequest(
+            f"the request body is nested too deeply: at most {MAX_WRITABLE_DEPTH - 1} levels of "
+            "arrays and objects are accepted", param=param, code="too_deeply_nested",
+        ) from None
+
+
+def _writable(value: object) -> bool:
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    return True
 
 
 def _max_tokens(payload: dict[str, Any]) -> int | None:

@@ -11,6 +11,10 @@ numbered slot below it with an exclusive `flock`, which the kernel releases if t
 dies, so a restarted process takes over its predecessor's slot and replays what it left; it
 also adopts the segments of any other slot no live process holds (fewer workers than before).
 
+A process that died also leaves its write-ahead journal files (`*.journal`, journal.py) in
+its slot: whoever claims or adopts the slot renames them into segments after the slot's own,
+so they are replayed like any other (rows already in the database are not inserted twice).
+
 A torn last line (the process died in the middle of an append) is skipped with a warning.
 It can only hold rows of the batch being written at that moment, which the writer had not yet
 counted as spooled: the same rows a crash loses from the in-memory queue, written off the
@@ -39,6 +43,7 @@ log = logging.getLogger("gateway.audit")
 SEGMENT_BYTES = 16 * 1024 * 1024  # replay holds one segment in memory at a time
 MAX_SLOTS = 256
 SUFFIX = ".jsonl"
+JOURNAL_SUFFIX = ".journal"
 
 
 @dataclass(slots=True)
@@ -122,6 +127,7 @@ class Spool:
             raise OSError(f"all {MAX_SLOTS} audit spool slots in {self._root} are taken")
         own = sorted(directory.glob(f"*{SUFFIX}"))
         self._next = max((int(p.stem) + 1 for p in own), default=1)
+        self._take(sorted(directory.glob(f"*{JOURNAL_SUFFIX}")))  # a dead predecessor's
         self._adopt_orphans()
         for path in sorted(directory.glob(f"*{SUFFIX}")):
             data = path.read_bytes()
@@ -135,7 +141,7 @@ class Spool:
         fewer workers) into this one, oldest first, to be replayed with its own."""
         assert self.directory is not None
         for other in self._root.iterdir():
-            if other == self.directory or not any(other.glob(f"*{SUFFIX}")):
+            if other == self.directory or not _leftovers(other):
                 continue
             fd = os.open(other / "lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -144,12 +150,19 @@ class Spool:
                 os.close(fd)
                 continue  # a live process's slot
             try:
-                for path in sorted(other.glob(f"*{SUFFIX}")):
-                    os.rename(path, self.directory / f"{self._next:012d}{SUFFIX}")
-                    self._next += 1
-                _fsync_dir(self.directory)
+                self._take(_leftovers(other))
             finally:
                 os.close(fd)
+
+    def _take(self, paths: list[Path]) -> None:
+        """Make these files the next segments of this slot, in the order given."""
+        if not paths:
+            return
+        assert self.directory is not None
+        for path in paths:
+            os.rename(path, self.directory / f"{self._next:012d}{SUFFIX}")
+            self._next += 1
+        _fsync_dir(self.directory)
 
     def _append_blocking(self, data: bytes, count: int) -> None:
         if self._fd is None or self._segments[-1].size >= self._segment_bytes:
@@ -191,6 +204,13 @@ class Spool:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _leftovers(slot: Path) -> list[Path]:
+    """A slot's spool segments, then its journal files: oldest rows first."""
+    if not slot.is_dir():
+        return []
+    return [*sorted(slot.glob(f"*{SUFFIX}")), *sorted(slot.glob(f"*{JOURNAL_SUFFIX}"))]
 
 
 def _fsync_dir(directory: Path) -> None:

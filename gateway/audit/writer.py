@@ -1,10 +1,10 @@
-"""Batched, off-the-request-path audit writing that never drops a row silently.
+"""Batched audit writing that never drops a row silently, durable before a response ends.
 
-`record()` only appends to an in-memory queue (O(1), no I/O, no await). One background task
-drains it every `interval_s`, or sooner once `batch_size` events wait: it turns events into
-rows, links them into this process's hash chain (one chain id per writer life) and stores
-each batch in one transaction through the `AuditSink` (the repository; inserts are
-idempotent).
+`record()` turns the event into a row, links it into this process's hash chain (one chain id
+per writer life), appends it to the write-ahead journal with one write(2) (journal.py) and
+queues it in memory: no await, no fsync. One background task drains the queue every
+`interval_s`, or sooner once `batch_size` rows wait, and stores each batch in one transaction
+through the `AuditSink` (the repository; inserts are idempotent).
 
 When the database fails, or does not answer within `insert_timeout_s`, the batch goes to the
 spool (append-only files, fsynced per batch) instead, and so does every later batch until
@@ -22,8 +22,10 @@ If the spool fails too, the rows stay in memory and are retried; the writer rais
 beyond `memory_cap` are refused, each counted and logged in full at ERROR. stop() drains
 everything within `stop_timeout_s`: to the database if it answers, else to the spool.
 
-A crash (kill -9, power loss) loses what was only in memory: events of the last
-`interval_s` and a batch whose spool append had not finished (see spool.py).
+A killed process (kill -9, the OOM killer) loses nothing: the next start replays its journal
+(through the spool). A power loss can cost the rows journalled in the last
+`GATEWAY_AUDIT_JOURNAL_FSYNC_S` (0.1 s by default) that the disk had not yet been told to keep.
+Without a journal (tests, embedded use), a crash loses the rows of the last `interval_s`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Protocol
 
 import orjson
 
+from gateway.audit.journal import Journal
 from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.quarantine import Quarantine, QuarantineFile, quarantine_path
 from gateway.audit.records import Chain, Row, event_row, new_chain_id
@@ -60,6 +63,7 @@ class AuditStats:
     write_failures: int = 0  # database inserts that failed or timed out
     spool_errors: int = 0  # spool appends or reads that failed
     dropped: int = 0  # events refused or given up, each logged in full at ERROR
+    journal_errors: int = 0  # journal appends that failed (the row was only in memory)
 
 
 class AuditWriter:
@@ -69,6 +73,7 @@ class AuditWriter:
         spool: Spool,
         *,
         mirror: JsonLinesMirror | None = None,
+        journal: Journal | None = None,
         quarantine: Quarantine | None = None,
         batch_size: int = 500,
         interval_s: float = 0.2,
@@ -84,6 +89,7 @@ class AuditWriter:
         self._sink = sink
         self._spool = spool
         self._mirror = mirror
+        self._journal = journal
         self._quarantine = quarantine or Quarantine(QuarantineFile(quarantine_path(spool.root)))
         self._batch_size = batch_size
         self._interval_s = interval_s
@@ -92,11 +98,10 @@ class AuditWriter:
         self._retry_max_s = retry_max_s
         self._stop_timeout_s = stop_timeout_s
         self._memory_cap = memory_cap
-        self._chain_id = chain_id
         self._clock = clock
         self._observer = observer  # sees each batch once (request metrics), off the hot path
-        self._chain: Chain | None = None
-        self._queue: deque[AuditEvent] = deque()
+        self._chain = Chain(chain_id or new_chain_id())
+        self._queue: deque[tuple[AuditEvent, Row]] = deque()
         self._held: list[Row] = []  # linked rows stored nowhere yet (at most one batch)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -108,10 +113,27 @@ class AuditWriter:
         self.stats = AuditStats()
 
     def record(self, event: AuditEvent) -> None:
+        """Journal the event's row (durable through a process kill once this returns) and
+        queue it for the database. Called before the response's last byte is sent."""
         if len(self._queue) >= self._memory_cap:
             self._give_up([event], f"audit queue full ({self._memory_cap} events)")
             return
-        self._queue.append(event)
+        try:
+            row = event_row(event)
+        except Exception:  # one malformed event must not fail its request or its batch
+            log.exception("audit event cannot be turned into a row")
+            self._give_up([event], "unconvertible audit event")
+            return
+        self._chain.link(row)
+        if self._journal is not None:
+            try:
+                self._journal.append(row)
+            except OSError as exc:
+                self.stats.journal_errors += 1
+                self._alarm = f"audit journal failed: {type(exc).__name__}: {exc}"
+                log.error("audit journal append failed (%s); request %s is held in memory "
+                          "only until its batch is stored", exc, event.request_id)
+        self._queue.append((event, row))
         if len(self._queue) >= self._batch_size:
             self._wake.set()
 
@@ -122,18 +144,24 @@ class AuditWriter:
     @property
     def problem(self) -> str | None:
         """Why audit rows are at risk right now (readiness fails while set)."""
-        return self._alarm or self._quarantine.problem
+        journal = self._journal.problem if self._journal is not None else None
+        return self._alarm or journal or self._quarantine.problem
 
     def numbers(self) -> dict[str, int]:
         """Everything /metrics publishes about the writer."""
-        return {**dataclasses.asdict(self.stats), "backlog": self.backlog,
+        numbers = dataclasses.asdict(self.stats)
+        if self._journal is not None:
+            numbers["journal_errors"] += self._journal.errors
+        return {**numbers, "backlog": self.backlog,
                 "rows_quarantined": self._quarantine.rows,
                 "spool_rows": self._spool.rows, "spool_bytes": self._spool.size,
                 "alarm": int(self.problem is not None)}
 
     async def start(self) -> None:
-        self._chain = Chain(self._chain_id or new_chain_id())
-        await self._spool.open()
+        await self._spool.open()  # takes over a dead predecessor's journal as spool segments
+        if self._journal is not None:
+            assert self._spool.directory is not None
+            self._journal.open(self._spool.directory)
         self._task = asyncio.create_task(self._run(), name="audit-writer")
 
     async def stop(self) -> None:
@@ -148,10 +176,17 @@ class AuditWriter:
             if self._clock() >= deadline:
                 break
             await asyncio.sleep(self._interval_s)  # both failed: try again in a moment
-        if self.backlog:
+        left = self.backlog
+        if left and self._journal is not None and not self.stats.journal_errors:
+            log.warning("audit: %d rows could not be stored before shutdown; they stay in the "
+                        "journal and are written on the next start", left)
+        elif left:
             self._give_up(self._held, "audit rows could not be stored before shutdown")
-            self._give_up(list(self._queue), "audit events not stored before shutdown")
-            self._held, self._queue = [], deque()
+            self._give_up([event for event, _ in self._queue],
+                          "audit events not stored before shutdown")
+        self._held, self._queue = [], deque()
+        if self._journal is not None:
+            await self._journal.close(all_stored=not left)
         self._spool.close()
         if self._mirror is not None:
             self._mirror.close()
@@ -179,16 +214,19 @@ class AuditWriter:
             if self._spool.pending and self._db_may_be_tried(deadline):
                 await self._replay(deadline)
             if not self._held:
-                events = [self._queue.popleft()
-                          for _ in range(min(self._batch_size, len(self._queue)))]
-                if not events:
+                batch = [self._queue.popleft()
+                         for _ in range(min(self._batch_size, len(self._queue)))]
+                if not batch:
                     return True
+                events = [event for event, _ in batch]
                 self._observe(events)
-                self._held = self._link(events)
+                self._held = [row for _, row in batch]
                 if self._mirror is not None:
                     await self._write_mirror(events)
             if self._held and not await self._store(self._held, deadline):
                 return False
+            if self._journal is not None:
+                self._journal.release(self._held[-1]["seq"])
             self._held = []
 
     def _observe(self, events: list[AuditEvent]) -> None:
@@ -198,19 +236,6 @@ class AuditWriter:
             self._observer(events)
         except Exception:  # metrics are a view; the record itself must still be written
             log.exception("audit observer failed on a batch of %d events", len(events))
-
-    def _link(self, events: list[AuditEvent]) -> list[Row]:
-        assert self._chain is not None
-        rows = []
-        for event in events:
-            try:
-                row = event_row(event)
-            except Exception:  # one malformed event must not take its batch down with it
-                log.exception("audit event cannot be turned into a row")
-                self._give_up([event], "unconvertible audit event")
-                continue
-            rows.append(self._chain.link(row))
-        return rows
 
     async def _store(self, rows: list[Row], deadline: float | None) -> bool:
         if not self._spool.pending and self._db_may_be_tried(deadline):

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from gateway.classify.allowlist import Allowlist
 from gateway.classify.detectors.addresses import detect_addresses
 from gateway.classify.detectors.assignments import detect_assigned_secrets
+from gateway.classify.detectors.aws_secrets import detect_aws_secret_keys
 from gateway.classify.detectors.contact import detect_emails, detect_ipv6
 from gateway.classify.detectors.custom import (
     CompiledCustom,
@@ -69,6 +70,7 @@ BUILTIN_DETECTORS: tuple[Detector, ...] = (
     detect_private_keys,
     detect_url_credentials,
     detect_assigned_secrets,
+    detect_aws_secret_keys,
 )
 
 

@@ -12,6 +12,7 @@ import click
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.audit.admin_log import AdminLog, cli_actor
+from gateway.audit.journal_check import Unwritten, unwritten
 from gateway.audit.partitions import (
     MONTHS_AHEAD,
     PruneResult,
@@ -30,7 +31,7 @@ from gateway.audit.quarantine import (
 )
 from gateway.audit.records import ts_datetime
 from gateway.audit.repository import AuditRepository
-from gateway.audit.verify import Break, Gap
+from gateway.audit.verify import Break, Gap, VerifyReport
 from gateway.audit.verify_reading import verify_range
 from gateway.cli.database import run_with_database
 from gateway.cli.time_range import SYNTAX, instant, since_option, until_option
@@ -75,6 +76,12 @@ def _gap(gap: Gap, path: Path) -> str:
     return (f"chain {gap.chain_id} {rows}: not in the database: quarantined (see {path})")
 
 
+def _unwritten(item: Unwritten) -> str:
+    row = item.row
+    return (f"chain {row['chain_id']} seq {row['seq']} request {row.get('request_id')} at "
+            f"{_when(row.get('ts'))}: only in {item.path}")
+
+
 def describe(broken: Break) -> str:
     request = f" request {broken.request_id}" if broken.request_id else ""
     return (f"chain {broken.chain_id} seq {broken.seq}{request} at {_when(broken.ts_us)}:"
@@ -89,25 +96,48 @@ def audit() -> None:
 @audit.command("verify")
 @since_option("the first row")
 @until_option("the last row")
+@click.option("--journal", "journal_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="the audit spool directory whose journal and spool files are "
+                                 "checked against the database; default: "
+                                 "GATEWAY_AUDIT_SPOOL_DIR (or its default)")
 @QUARANTINE
 @DATABASE_URL
-def verify(since: str | None, until: str | None, quarantine_file: Path | None,
-           database_url: str | None) -> None:
+def verify(since: str | None, until: str | None, journal_dir: Path | None,
+           quarantine_file: Path | None, database_url: str | None) -> None:
     """Check every row's hash and link in a time range, and each chain's end against its
     recorded head. Exits 1 and names the first broken link if anything was altered,
     deleted or reordered. Rows the database refused leave gaps that the quarantine file
-    fills: those are listed, and the exit status is 3 if they are all that is missing."""
+    fills: those are listed, and the exit status is 3 if they are all that is missing.
+    Rows a local journal or spool holds that the database lacks, left by a gateway that is
+    not running, give exit status 4 (start a gateway on that directory: it replays them)."""
     start = instant(since, end=False, param="since") if since else None
     end = instant(until, end=True, param="until") if until else None
     path = _quarantine_file(quarantine_file)
+    journal = journal_dir if journal_dir is not None else Settings().spool_dir
     held = {e.key: e.row for e in read_quarantine(path) if e.intact}
-    report = _run(database_url,
-                  lambda engine: verify_range(engine, start, end, quarantined=held))
+
+    async def work(engine: AsyncEngine) -> tuple[VerifyReport, list[Unwritten]]:
+        report = await verify_range(engine, start, end, quarantined=held)
+        return report, await unwritten(engine, journal, held.keys())
+
+    report, missing = _run(database_url, work)
     for gap in report.gaps:
         click.echo(f"quarantined: {_gap(gap, path)}")
+    lost = [m for m in missing if not m.live]
+    pending = len(missing) - len(lost)
+    if pending:
+        click.echo(f"pending: {pending} rows in the journal of a running gateway are not in "
+                   f"the database yet ({journal})")
+    for item in lost:
+        click.echo(f"NOT IN DATABASE: {_unwritten(item)}")
     first = report.first
     if first is None:
         click.echo(f"ok: {report.rows} rows in {report.chains} chains verified")
+        if lost:
+            click.echo(f"{len(lost)} rows a stopped gateway journalled are not in the "
+                       f"database; start a gateway with GATEWAY_AUDIT_SPOOL_DIR={journal} to "
+                       "replay them", err=True)
+            raise SystemExit(4)
         if report.gaps:
             missing = sum(g.last - g.first + 1 for g in report.gaps)
             click.echo(f"{missing} rows are not in the database but in the quarantine file "

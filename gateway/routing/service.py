@@ -21,6 +21,7 @@ from gateway.errors import GatewayError, InternalError
 from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
+from gateway.routing.audit_labels import audit_labels
 from gateway.routing.budgeting import BudgetGate, worst_case
 from gateway.routing.content_capture import capture
 from gateway.routing.engine_counts import EngineCounter, with_engine_counts
@@ -297,7 +298,10 @@ class RoutingService:
         cost = cost_micro_usd(usage, self._price(backend)) if backend else 0
         if reservation is not None:
             await self._budget.settle(reservation, cost, usage.total_tokens)
-        baseline = self._policy.current.baseline
+        policy = self._policy.current
+        baseline = policy.baseline
+        labels = audit_labels(self._classifier, policy, tenant.tenant_name, request,
+                              trace.detectors)
         content = (
             await capture(self._classifier, request, profile, body, events, trace.detectors)
             if trace.capture and backend is not None else None
@@ -309,6 +313,7 @@ class RoutingService:
                 cost_micro_usd(usage, baseline.price) if baseline is not None else None
             ),
             content=content,
+            labels=labels,
         ))
         return trace.spans.settled(backend, usage, cost, error, cancelled, ttft_s)
 

@@ -97,31 +97,42 @@ async def _relay(
     capture: bool = False,
 ) -> AsyncIterator[bytes]:
     outcome = StreamOutcome(captured=[] if capture else None)
+    finished = False
     try:
         for_event = _EventMeter(outcome, include_usage, clock, on_first_token, annotate_usage)
-        out = for_event(stream.first)
-        if out is not None:
-            yield out
-        if outcome.error is None:
-            async for event in stream:
-                out = for_event(event)
+        last: bytes | None = None  # held back until the request is settled and recorded
+        try:
+            out = for_event(stream.first)
+            if outcome.error is None:
                 if out is not None:
                     yield out
-                if outcome.error is not None:
-                    break
-        if outcome.error is None:
-            yield DONE
-    except DispatchError as exc:
-        # Headers and earlier chunks are gone: the client learns of the failure from an
-        # OpenAI-shaped error event (the SDK raises APIError) and a clean end of stream.
-        outcome.error = exc.error
-        yield error_event(exc.error)
-    except BaseException:
-        outcome.cancelled = True
-        raise
-    finally:
+                async for event in stream:
+                    out = for_event(event)
+                    if outcome.error is not None:
+                        break
+                    if out is not None:
+                        yield out
+            last = out if outcome.error is not None else DONE
+        except DispatchError as exc:
+            # Headers and earlier chunks are gone: the client learns of the failure from an
+            # OpenAI-shaped error event (the SDK raises APIError) and a clean end of stream.
+            outcome.error = exc.error
+            last = error_event(exc.error)
+        # The audit record is handed over (journalled) before the stream's last byte: a
+        # client that saw [DONE] has its row even if the process dies a moment later.
+        finished = True
         await stream.aclose()
         await on_finish(outcome)
+        if last is not None:
+            yield last
+    except BaseException:
+        if not finished:
+            outcome.cancelled = True
+        raise
+    finally:
+        if not finished:
+            await stream.aclose()
+            await on_finish(outcome)
 
 
 class _EventMeter:

@@ -60,7 +60,11 @@ def audit_event(
     ttft_s: float | None,
     baseline_cost_micro_usd: int | None = None,
     content: AuditContent | None = None,
+    labels: tuple[str, tuple[str, ...]] | None = None,
 ) -> AuditEvent:
+    """`labels`: the model name and tags as the record may keep them (audit_labels.py);
+    without it, as the client sent them."""
+    model, tags = labels if labels is not None else (request.model, request.tags)
     if cancelled:
         status, outcome = 499, "client_disconnected"
     elif error is not None:
@@ -74,7 +78,7 @@ def audit_event(
         tenant_id=tenant.tenant_id,
         key_id=tenant.key_id,
         endpoint=request.endpoint.value,
-        requested_model=request.model,
+        requested_model=model,
         backend=backend.name if backend else None,
         upstream_model=backend.model if backend else None,
         rule=decision.rule if decision else None,
@@ -103,7 +107,7 @@ def audit_event(
         sensitive_types=tuple(sorted({span.type for span in profile.spans})),
         redacted=trace.redacted is not None,
         max_output_tokens=request.max_output_tokens,
-        tags=request.tags,
+        tags=tags,
         over_soft_limit=trace.over_soft_limit,
         prompt_tokens_exact=profile.prompt_tokens_exact,
         baseline_cost_micro_usd=baseline_cost_micro_usd,

@@ -109,6 +109,8 @@ AUDIT_COUNTERS = {
                      "Audit spool writes or reads that failed: rows held in memory (alarm)"),
     "dropped": ("gateway_audit_rows_dropped",
                 "Audit events not stored (each logged in full at ERROR)"),
+    "journal_errors": ("gateway_audit_journal_errors",
+                       "Audit journal appends or fsyncs that failed (alarm)"),
     "rows_quarantined": ("gateway_audit_rows_quarantined",
                          "Audit rows the database refused, kept in the quarantine file"),
 }

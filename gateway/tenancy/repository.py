@@ -1,13 +1,20 @@
-"""All SQL about tenants and API keys."""
+"""All SQL about tenants and API keys.
+
+Revoking a key or enabling/disabling a tenant also sends a Postgres NOTIFY on
+`CHANNEL` in the same transaction, so every replica's key cache hears of it the moment it is
+committed, whichever process made the change (admin API, `gateway keys revoke`); see
+key_changes.py. SQLite has no such channel: there the cache TTL applies.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import select, update
+import orjson
+from sqlalchemy import select, text, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.db.engine import database_errors
 from gateway.db.tables import api_keys, tenants
@@ -79,6 +86,8 @@ class TenantRepository:
             result = await conn.execute(
                 update(tenants).where(tenants.c.name == name).values(enabled=enabled)
             )
+            if result.rowcount > 0:
+                await _announce(conn, {"tenant": name})
         return result.rowcount > 0
 
     async def create_key(self, tenant: TenantRow, name: str | None = None) -> tuple[str, KeyRow]:
@@ -120,6 +129,8 @@ class TenantRepository:
                 .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
                 .values(revoked_at=_now())
             )
+            if result.rowcount > 0:
+                await _announce(conn, {"key_id": key_id})
         return result.rowcount > 0
 
     async def lookup(self, key: str) -> TenantContext | None:
@@ -137,6 +148,16 @@ class TenantRepository:
         return TenantContext(
             tenant_id=found.tid, tenant_name=found.name, key_id=found.id, enabled=found.enabled
         )
+
+
+CHANNEL = "gateway_key_changes"
+
+
+async def _announce(conn: AsyncConnection, change: dict[str, str]) -> None:
+    """NOTIFY the change; Postgres delivers it only if the transaction commits."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(text("SELECT pg_notify(:channel, :payload)"),
+                           {"channel": CHANNEL, "payload": orjson.dumps(change).decode()})
 
 
 def _now() -> datetime:

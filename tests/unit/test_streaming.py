@@ -93,3 +93,20 @@ async def test_a_relay_never_started_still_closes_upstream_and_settles():
 
     await Relay(stream, include_usage=False, on_finish=on_finish).aclose()
     assert stream.closed and outcomes[0].cancelled
+
+
+async def test_the_request_is_recorded_before_the_last_byte_is_sent():
+    """A client that has seen [DONE] (or the closing error event) has its audit record."""
+    for stream, last in ((ScriptedStream([chunk(role=True), chunk("a")]), b"data: [DONE]\n\n"),
+                         (ScriptedStream([chunk("a"), chunk("b")], fail_after=0), b"error")):
+        order: list[str] = []
+
+        async def on_finish(outcome: StreamOutcome, order: list[str] = order) -> None:
+            order.append("recorded")
+
+        relay = Relay(stream, include_usage=False, on_finish=on_finish)
+        async for part in relay:
+            order.append("last" if last in part else "chunk")
+        await relay.aclose()
+        assert order[-2:] == ["recorded", "last"]
+        assert order.count("recorded") == 1

@@ -1,0 +1,37 @@
+"""The client-chosen labels of a request (its model name and its x-gateway-tags) as the audit
+record keeps them: a label the policy knows (a model or pool it defines, a tag it sets limits
+for) is a safe identifier and kept as sent; any other is rescanned with the tenant's own
+detectors, the ones routing uses, and every finding masked by its placeholder. A label is
+short, so this costs microseconds, and nothing at all for the common known ones."""
+
+from __future__ import annotations
+
+from gateway.classify.profiler import RequestClassifier
+from gateway.policy.loader import PolicySet
+from gateway.types import RouteRequest, TenantDetector
+
+UNSCANNED = "[unscanned label]"  # no detectors configured: nothing unknown is kept
+
+
+def audit_labels(
+    classifier: RequestClassifier, policy: PolicySet, tenant_name: str, request: RouteRequest,
+    detectors: tuple[TenantDetector, ...],
+) -> tuple[str, tuple[str, ...]]:
+    """(model, tags) for the audit record."""
+    spec = policy.tenant_specs.get(tenant_name)
+    known_tags = spec.tags if spec is not None else {}
+    model = request.model
+    unknown_model = model not in policy.pools and model not in policy.backends
+    unknown_tags = [tag for tag in request.tags if tag not in known_tags]
+    if not unknown_model and not unknown_tags:
+        return model, request.tags
+    if not classifier.can_redact:
+        return (UNSCANNED if unknown_model else model,
+                tuple(UNSCANNED if tag in unknown_tags else tag for tag in request.tags))
+    scanner = classifier.redaction_scanner(request, detectors)
+
+    def masked(label: str) -> str:
+        return classifier.redact_text(label, scanner)
+
+    return (masked(model) if unknown_model else model,
+            tuple(masked(tag) if tag in unknown_tags else tag for tag in request.tags))
