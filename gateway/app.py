@@ -26,6 +26,7 @@ from gateway.api.hot_path import HotPathApp
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
+from gateway.audit.deployments import DeploymentLog, DeploymentRecorder
 from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.audit.repository import AuditRepository
@@ -50,6 +51,7 @@ from gateway.providers.anthropic import AnthropicProvider
 from gateway.providers.azure import AzureDialect
 from gateway.providers.engine_tokens import EngineTokenCounter
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
+from gateway.reports.gpus import declared_gpus
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
 from gateway.routing.limits import LimitsResolver
@@ -196,6 +198,12 @@ def create_app(
         policy_store.subscribe(follow)
         reload_audit = PolicyReloadAudit(AdminLog(engine), asyncio.get_running_loop())
         policy_store.subscribe(reload_audit)  # each policy put in force, in the admin chain
+        # GPU-hours are paid from when a policy first declares a deployment: record it now
+        # and on every reload, so reports never charge for time before it existed.
+        deployments = DeploymentRecorder(DeploymentLog(engine), asyncio.get_running_loop(),
+                                         declared_gpus)
+        await deployments.record(declared_gpus(policy_store.current))
+        policy_store.subscribe(deployments)
         partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
                       if is_postgres(engine) else None)
         scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
@@ -222,6 +230,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await partitions
             await reload_audit.drain()
+            await deployments.drain()
             await audit.stop()
             for provider in set(providers.values()):
                 await provider.aclose()

@@ -10,6 +10,7 @@ from starlette.responses import HTMLResponse
 
 from gateway.api.admin import Admin, admin_components
 from gateway.errors import InvalidRequest
+from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
 
@@ -36,5 +37,7 @@ async def report_page(
         rng = report_range(since, until, tenant)
     except RangeError as exc:
         raise InvalidRequest(str(exc), param="since") from None
-    data = await load_page(parts.engine, rng)
+    policy = parts.policy.current
+    data = await load_page(parts.engine, rng, declared_gpus(policy),
+                           {name: b.zone for name, b in policy.backends.items()})
     return HTMLResponse(render_page(data), headers=HEADERS)

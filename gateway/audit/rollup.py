@@ -25,7 +25,7 @@ LatencyKey = tuple[date, str, str, str, int]  # day, tenant_id, backend, metric,
 COUNTERS = (
     "requests", "errors", "prompt_tokens", "completion_tokens", "cached_tokens",
     "cost_micro_usd", "baseline_cost_micro_usd", "sensitive", "sensitive_external", "redacted",
-    "spill_overs", "ttft_count", "kv_hit_count",
+    "spill_overs", "ttft_count", "kv_hit_count", "decode_tokens",
 )
 SUMS = ("duration_s_sum", "ttft_s_sum", "decode_s_sum", "kv_hit_sum")
 
@@ -94,6 +94,8 @@ class Rollup:
             entry["ttft_count"] += 1
             if ok and row["completion_tokens"] > 1:
                 entry["decode_s_sum"] += max(0.0, row["duration_s"] - ttft)
+                # The first token came with the TTFT: the rest were decoded in decode_s.
+                entry["decode_tokens"] += row["completion_tokens"] - 1
         telemetry = (row.get("trace") or {}).get("telemetry") or {}
         hit = telemetry.get("prefix_hit_rate")
         if hit is not None:

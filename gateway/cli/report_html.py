@@ -10,9 +10,11 @@ from pathlib import Path
 
 import click
 
-from gateway.cli.report_commands import report
+from gateway.cli.report_commands import POLICY_OPTION, policy_or_none, report
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
+from gateway.policy.loader import PolicySet
+from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
 from gateway.settings import Settings
@@ -21,7 +23,7 @@ DAY = click.DateTime(formats=["%Y-%m-%d"])
 
 
 async def _render(database_url: str, since: date | None, until: date | None,
-                  tenant: str | None) -> str:
+                  tenant: str | None, policy: PolicySet | None) -> str:
     try:
         rng = report_range(since, until, tenant)
     except RangeError as exc:
@@ -30,7 +32,9 @@ async def _render(database_url: str, since: date | None, until: date | None,
     try:
         if database_url.startswith("sqlite"):
             await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-        return render_page(await load_page(engine, rng))
+        declared = declared_gpus(policy) if policy is not None else []
+        zones = {n: b.zone for n, b in policy.backends.items()} if policy is not None else {}
+        return render_page(await load_page(engine, rng, declared, zones))
     finally:
         await engine.dispose()
 
@@ -42,12 +46,14 @@ async def _render(database_url: str, since: date | None, until: date | None,
 @click.option("--until", type=DAY, help="last UTC day, included (default: today)")
 @click.option("--tenant", help="one tenant's name or id (default: all tenants)")
 @click.option("--database-url", help="default: GATEWAY_DATABASE_URL, as `serve` uses")
+@POLICY_OPTION
 def html_report(out: Path, since: datetime | None, until: datetime | None, tenant: str | None,
-                database_url: str | None) -> None:
+                database_url: str | None, policy_path: Path | None) -> None:
     """The report page with charts (cost, route mix, latency, savings) as one HTML file."""
     page = asyncio.run(_render(
         database_url or Settings().database_url,
         since.date() if since else None, until.date() if until else None, tenant,
+        policy_or_none(policy_path),
     ))
     # Written beside and renamed: a reader never sees half a page.
     partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")
