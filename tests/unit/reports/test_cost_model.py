@@ -16,10 +16,11 @@ from gateway.reports.queries import Dimension
 
 NOV_18 = datetime(2026, 11, 18, tzinfo=UTC)
 NOON = NOV_18 + timedelta(hours=12)
+DAY_18 = NOV_18.date()
 
 
 def group(tenant: str, backend: str, tokens: int, recorded: int, baseline: int,
-          zone: str = "self_hosted", day: date = NOV_18.date(), model: str = "auto",
+          zone: str = "self_hosted", day: date = DAY_18, model: str = "auto",
           rule: str = "default", requests: int = 1) -> UsageGroup:
     return UsageGroup(day, f"t-{tenant}", tenant, model, backend, rule, zone, requests, 0,
                       tokens - tokens // 4, tokens // 4, 0, recorded, baseline)
