@@ -1,4 +1,5 @@
-"""The `gateway` command: serve, sim, migrate, keys, tenants, budgets, usage, policy."""
+"""The `gateway` command: serve, sim, migrate, keys, tenants, budgets, usage, policy, report,
+plan."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from gateway.cli.audit_commands import audit
 from gateway.cli.budget_commands import budgets, usage
 from gateway.cli.classifier_commands import classifier
 from gateway.cli.classify_command import classify_command
+from gateway.cli.plan_command import plan
 from gateway.cli.policy_commands import policy
 from gateway.cli.report_commands import report
 from gateway.cli.serve import serve, sim
@@ -34,6 +36,7 @@ cli.add_command(report)
 cli.add_command(classifier)
 cli.add_command(classify_command)
 cli.add_command(audit)
+cli.add_command(plan)
 
 
 def main() -> None:
