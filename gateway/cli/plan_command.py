@@ -13,6 +13,7 @@ from typing import Any
 import click
 import orjson
 
+from gateway.cli.plan_audit import run_from_audit
 from gateway.tools.catalogue import GPUS, MODELS, find
 from gateway.tools.model_config import ConfigError, shape_from_config
 from gateway.tools.sizing import (
@@ -164,6 +165,20 @@ def _options(command: Any) -> Any:
                      help="also size FP8 / INT4 weights and an FP8 KV cache"),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
                      show_default=True),
+        click.option("--from-audit", is_flag=True,
+                     help="size each self-hosted deployment from the traffic the gateway "
+                     "recorded (the load rollups), instead of --sessions and friends"),
+        click.option("--since", default=None,
+                     help="--from-audit: as `gateway report` (7d, 24h, 2026-11-01; "
+                     "default: a week)"),
+        click.option("--until", default=None, help="--from-audit: as `gateway report`"),
+        click.option("--backend", default=None, help="--from-audit: only this deployment"),
+        click.option("--headroom", type=click.FloatRange(min=0), default=0.2,
+                     show_default=True, help="--from-audit: spare capacity over the peak"),
+        click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None,
+                     help="--from-audit: the policy (default: GATEWAY_POLICY_PATH)"),
+        click.option("--database-url", default=None,
+                     help="--from-audit: default GATEWAY_DATABASE_URL"),
     )):
         command = option(command)
     return command
@@ -173,6 +188,10 @@ def _options(command: Any) -> Any:
 @_options
 def plan(**options: Any) -> None:
     """GPUs a model and workload need (memory and throughput) and their monthly cost."""
+    if options["from_audit"]:
+        base = _model(options) if options["model"] or options["model_config"] else None
+        click.echo(run_from_audit(options, base), nl=False)
+        return
     model, work, hw = _model(options), _workload(options), _hardware(options)
     try:
         result = size(model, work, hw)

@@ -302,6 +302,7 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
         gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
         gpu_count=spec.gpu.count if spec.gpu is not None else None,
+        gpu_type=spec.gpu.type if spec.gpu is not None else None,
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,

@@ -52,3 +52,11 @@ def find(table: dict[str, object], name: str, what: str) -> str:
         if key.lower() == name.strip().lower():
             return key
     raise KeyError(f"no {what} named {name!r}; known: {', '.join(table)}")
+
+
+def model_for(upstream_model: str) -> str | None:
+    """The catalogue model an upstream name is ("meta-llama/Llama-3.1-8B-Instruct" →
+    llama-3.1-8b), when one name is unmistakably in it."""
+    name = upstream_model.lower().replace("_", "-")
+    hits = [key for key in MODELS if key in name or key.replace("-", "") in name]
+    return max(hits, key=len) if hits else None

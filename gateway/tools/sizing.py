@@ -34,6 +34,7 @@ class ModelShape:
     kv_bytes: float = 2.0
     kv_latent_dim: int | None = None  # MLA: elements cached per layer and token (K and V in one)
     context_window: int | None = None
+    kv_bytes_per_token: int | None = None  # as measured or declared (a policy's `kv:` block)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,8 @@ def _ceil(x: float) -> int:
 
 
 def kv_bytes_per_token(model: ModelShape) -> int:
+    if model.kv_bytes_per_token is not None:
+        return model.kv_bytes_per_token
     if model.kv_latent_dim is not None:
         return math.ceil(model.layers * model.kv_latent_dim * model.kv_bytes)
     return math.ceil(2 * model.layers * model.kv_heads * model.head_dim * model.kv_bytes)

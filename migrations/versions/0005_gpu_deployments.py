@@ -1,5 +1,6 @@
 """GPU deployments as the policy declared them (what self-hosted capacity was paid for, and
-since when), and the completion tokens of requests whose decode time the rollups keep
+since when), the completion tokens of requests whose decode time the rollups keep, and the
+load rollups capacity planning reads (per backend and minute; token-size histograms)
 
 Revision ID: 0005
 Revises: 0003
@@ -29,7 +30,26 @@ def upgrade() -> None:
     op.add_column("audit_daily", sa.Column("decode_tokens", sa.BigInteger, nullable=False,
                                            server_default="0"))
 
+    op.create_table(
+        "backend_load_minutes",
+        sa.Column("backend", sa.String(64), primary_key=True),
+        sa.Column("minute", sa.DateTime(timezone=True), primary_key=True),
+        sa.Column("requests", sa.BigInteger, nullable=False),  # started in this minute
+        sa.Column("request_s", sa.Float, nullable=False),  # request-seconds inside it
+        sa.Column("completion_tokens", sa.BigInteger, nullable=False),  # finished in it
+    )
+    op.create_table(
+        "audit_token_sizes",
+        sa.Column("day", sa.Date, primary_key=True),
+        sa.Column("backend", sa.String(64), primary_key=True),
+        sa.Column("metric", sa.String(8), primary_key=True),  # "prompt" | "output"
+        sa.Column("bucket", sa.SmallInteger, primary_key=True, autoincrement=False),
+        sa.Column("count", sa.BigInteger, nullable=False),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("audit_token_sizes")
+    op.drop_table("backend_load_minutes")
     op.drop_column("audit_daily", "decode_tokens")
     op.drop_table("gpu_deployments")
