@@ -36,16 +36,18 @@ class DeploymentPlan:
     spills: tuple[Spill, ...]
 
 
-def _quantile(sorted_values: tuple[float, ...], minutes: int, q: float) -> float:
+def _quantile(load: tuple[tuple[float, int], ...], minutes: int, q: float) -> float:
     """The q-quantile of per-minute concurrency over every minute of the range (minutes
     without traffic count as zero)."""
-    if not sorted_values:
+    rank = math.ceil(q * minutes)
+    seen = max(0, minutes - sum(n for _, n in load))  # the quiet minutes, all zero
+    if rank <= seen:
         return 0.0
-    zeros = max(0, minutes - len(sorted_values))
-    rank = math.ceil(q * minutes) - 1
-    if rank < zeros:
-        return 0.0
-    return sorted_values[min(len(sorted_values) - 1, rank - zeros)]
+    for value, n in load:
+        seen += n
+        if seen >= rank:
+            return value
+    return load[-1][0] if load else 0.0
 
 
 def plan_deployment(observed: ObservedLoad, model: ModelShape, hw: Hardware, headroom: float,
@@ -66,13 +68,14 @@ def plan_deployment(observed: ObservedLoad, model: ModelShape, hw: Hardware, hea
     per_request = observed.baseline_micro_usd / 1e6 / observed.requests \
         if observed.requests else 0.0
     break_even = plan.monthly_usd / (per_request * SECONDS_PER_MONTH) if per_request else None
-    total = sum(observed.in_flight)
+    total = sum(c * n for c, n in observed.in_flight)
     spills = []
     for share in SPILL_SHARES:
         cap = _quantile(observed.in_flight, observed.minutes, 1 - share)
         # Arrivals scale with the load kept at the same latency (Little's law).
         capped = sized(cap, observed.peak_qps * cap / (observed.peak_sessions or 1))
-        spilled = sum(max(0.0, c - cap) for c in observed.in_flight) / total if total else 0.0
+        spilled = sum(max(0.0, c - cap) * n for c, n in observed.in_flight) / total \
+            if total else 0.0
         api = spilled * baseline_monthly
         spills.append(Spill(share, capped.concurrent_sessions, capped.gpus, spilled,
                             round(api, 2), round(plan.monthly_usd - capped.monthly_usd - api,

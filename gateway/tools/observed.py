@@ -21,7 +21,9 @@ P90 = 0.90
 class ObservedLoad:
     backend: str
     minutes: int  # minutes in the range
-    in_flight: tuple[float, ...]  # mean requests in flight, per minute with traffic
+    # Mean requests in flight in a minute (request-seconds ÷ 60, to the second) → how many
+    # minutes with traffic had that load, lightest first.
+    in_flight: tuple[tuple[float, int], ...]
     peak_qps: float  # the busiest minute's arrivals ÷ 60
     peak_output_tokens_per_s: float  # the busiest minute's finished completion tokens ÷ 60
     prompt_tokens_p90: int
@@ -31,7 +33,7 @@ class ObservedLoad:
 
     @property
     def peak_sessions(self) -> float:
-        return max(self.in_flight, default=0.0)
+        return self.in_flight[-1][0] if self.in_flight else 0.0
 
 
 async def observed_loads(conn: AsyncConnection, start: datetime, end: datetime,
@@ -40,13 +42,19 @@ async def observed_loads(conn: AsyncConnection, start: datetime, end: datetime,
     where = [lm.minute >= start, lm.minute < end]
     if backends is not None:
         where.append(lm.backend.in_(backends))
-    per_minute: dict[str, list[float]] = {}
-    peaks: dict[str, tuple[float, float]] = {}
-    for r in await conn.execute(select(lm.backend, lm.requests, lm.request_s,
-                                       lm.completion_tokens).where(*where)):
-        per_minute.setdefault(r.backend, []).append(r.request_s / 60)
-        qps, tok = peaks.get(r.backend, (0.0, 0.0))
-        peaks[r.backend] = (max(qps, r.requests / 60), max(tok, r.completion_tokens / 60))
+    # Two grouped scans: a month of minutes folds into a few hundred rows per backend.
+    load = cast(func.round(lm.request_s), BigInteger)
+    per_minute: dict[str, list[tuple[float, int]]] = {}
+    for r in await conn.execute(select(lm.backend, load.label("seconds"), func.count().label("n"))
+                                .where(*where).group_by(lm.backend, load)):
+        per_minute.setdefault(r.backend, []).append((int(r.seconds) / 60, int(r.n)))
+    peaks = {
+        r.backend: (int(r.arrivals) / 60, int(r.finished) / 60)
+        for r in await conn.execute(
+            select(lm.backend, func.max(lm.requests).label("arrivals"),
+                   func.max(lm.completion_tokens).label("finished"))
+            .where(*where).group_by(lm.backend))
+    }
     sizes = await _sizes(conn, start, end)
     totals = await _totals(conn, start, end)
     minutes = max(1, round((end - start).total_seconds() / 60))
