@@ -23,9 +23,13 @@ from gateway.tools.observed import ObservedLoad, observed_loads
 from gateway.tools.sizing import Hardware, ModelShape, SizingError
 
 MODEL_FLAGS = ("params_b", "layers", "kv_heads", "head_dim", "weight_bytes", "kv_bytes")
+# What a plan assumes when no flag says otherwise (policy replay sizes with these).
+DEFAULTS: dict[str, Any] = dict.fromkeys(
+    (*MODEL_FLAGS, "gpu", "gpu_memory_gb", "gpu_hourly_usd", "tokens_per_s_per_gpu",
+     "tensor_parallel")) | {"overhead": 0.1, "headroom": 0.2}
 
 
-def _shape(options: dict[str, Any], base: ModelShape | None, upstream: str,
+def shape_for(options: dict[str, Any], base: ModelShape | None, upstream: str,
            kv_bytes_per_token: float | None) -> ModelShape:
     if base is None:
         found = model_for(upstream)
@@ -42,7 +46,7 @@ def _shape(options: dict[str, Any], base: ModelShape | None, upstream: str,
     return shape
 
 
-def _hardware(options: dict[str, Any], gpu_type: str | None, hourly: float | None) -> Hardware:
+def hardware_for(options: dict[str, Any], gpu_type: str | None, hourly: float | None) -> Hardware:
     memory, price = options["gpu_memory_gb"], options["gpu_hourly_usd"]
     name = options["gpu"] or gpu_type
     if memory is None and name is not None:
@@ -57,21 +61,25 @@ def _hardware(options: dict[str, Any], gpu_type: str | None, hourly: float | Non
                     options["tensor_parallel"])
 
 
+def plan_one(policy: PolicySet, load: ObservedLoad, options: dict[str, Any],
+             base: ModelShape | None) -> DeploymentPlan | tuple[str, str] | None:
+    """None for a backend the policy pays no GPUs for; (backend, why) when it cannot be sized."""
+    backend = policy.backends.get(load.backend)
+    if backend is None or backend.gpu_hourly_usd is None:
+        return None
+    count = backend.gpu_count or 1
+    try:
+        shape = shape_for(options, base, backend.model, backend.kv_bytes_per_token)
+        hw = hardware_for(options, backend.gpu_type, backend.gpu_hourly_usd / count)
+        return plan_deployment(load, shape, hw, options["headroom"], count)
+    except SizingError as exc:
+        return (load.backend, str(exc))
+
+
 def plans(policy: PolicySet, loads: list[ObservedLoad], options: dict[str, Any],
           base: ModelShape | None) -> list[DeploymentPlan | tuple[str, str]]:
-    found: list[DeploymentPlan | tuple[str, str]] = []
-    for load in loads:
-        backend = policy.backends.get(load.backend)
-        if backend is None or backend.gpu_hourly_usd is None:
-            continue  # only deployments the policy pays GPUs for are sized
-        count = backend.gpu_count or 1
-        try:
-            shape = _shape(options, base, backend.model, backend.kv_bytes_per_token)
-            hw = _hardware(options, backend.gpu_type, backend.gpu_hourly_usd / count)
-            found.append(plan_deployment(load, shape, hw, options["headroom"], count))
-        except SizingError as exc:
-            found.append((load.backend, str(exc)))
-    return found
+    found = (plan_one(policy, load, options, base) for load in loads)
+    return [p for p in found if p is not None]
 
 
 def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
