@@ -53,3 +53,15 @@ audit_token_sizes = Table(
     Column("bucket", SmallInteger, primary_key=True, autoincrement=False),
     Column("count", BigInteger, nullable=False),
 )
+
+# Per deployment and UTC minute, from its DCGM exporter: utilisation samples (0..1, mean over
+# its GPUs) summed with their count, and the most framebuffer memory used (bytes, all GPUs).
+backend_gpu_minutes = Table(
+    "backend_gpu_minutes",
+    metadata,
+    Column("backend", String(64), primary_key=True),
+    Column("minute", DateTime(timezone=True), primary_key=True),
+    Column("util_sum", Float, nullable=False),
+    Column("samples", BigInteger, nullable=False),
+    Column("memory_used_max", BigInteger, nullable=False),
+)

@@ -11,6 +11,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.audit.deployments import DeclaredGpus, busy_minutes_by_day
+from gateway.audit.gpu_minutes import gpu_usage
 from gateway.budget.pricing import format_usd
 from gateway.errors import InvalidRequest
 from gateway.reports.audit_rows import AuditQuery, audit_page
@@ -92,12 +93,14 @@ async def economics_lines(conn: AsyncConnection, period: Period, model: CostMode
     query = RollupQuery(period, None, Dimension.BACKEND)
     sums = {s.backend: s for s in await backend_sums(conn, query)}
     histograms = await latency_histograms(conn, query)
+    dcgm = await gpu_usage(conn, model.start, model.end)
     paid = gpu_paid(model.gpu_days)
     for name in paid:
         sums.setdefault(name, idle_sums(name, zones.get(name, "")))
     return [
         backend_economics(sums[name], histograms.get((name, "total"), {}),
-                          histograms.get((name, "ttft"), {}), paid.get(name))
+                          histograms.get((name, "ttft"), {}), paid.get(name),
+                          dcgm.get(name, (None, None)))
         for name in sorted(sums)
     ]
 

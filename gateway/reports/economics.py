@@ -63,6 +63,8 @@ class BackendEconomics:
     kv_hit_rate: float | None  # mean prefix-cache hit rate the engine reported
     cached_share: float | None  # share of prompt tokens served from the cache
     busy_share: float | None  # paid minutes with traffic over minutes paid
+    gpu_util: float | None = None  # mean DCGM utilisation over the range, where scraped
+    gpu_memory_used_bytes: int | None = None  # the most any minute used, all its GPUs
 
 
 def _share(part: float, whole: float) -> float | None:
@@ -75,7 +77,8 @@ def idle_sums(backend: str, zone: str) -> BackendSums:
 
 
 def backend_economics(sums: BackendSums, latency: dict[int, int], ttft: dict[int, int],
-                      gpu: GpuPaid | None) -> BackendEconomics:
+                      gpu: GpuPaid | None,
+                      dcgm: tuple[float | None, int | None] = (None, None)) -> BackendEconomics:
     tokens = sums.prompt_tokens + sums.completion_tokens
     api_cost = sums.cost_micro_usd if gpu is None else 0
     spent = gpu.paid_micro_usd if gpu is not None else api_cost
@@ -108,4 +111,6 @@ def backend_economics(sums: BackendSums, latency: dict[int, int], ttft: dict[int
         kv_hit_rate=_share(sums.kv_hit_sum, sums.kv_hit_count),
         cached_share=_share(sums.cached_tokens, sums.prompt_tokens),
         busy_share=busy_share,
+        gpu_util=dcgm[0],
+        gpu_memory_used_bytes=dcgm[1],
     )

@@ -94,13 +94,15 @@ def economics_table(lines: Sequence[BackendEconomics], meta: Meta) -> ReportTabl
         ("latency_p99_s", Kind.SECONDS), ("ttft_p50_s", Kind.SECONDS),
         ("ttft_p95_s", Kind.SECONDS), ("ttft_p99_s", Kind.SECONDS),
         ("kv_hit_rate", Kind.RATIO), ("cached_share", Kind.RATIO), ("busy_share", Kind.RATIO),
+        ("gpu_util", Kind.RATIO), ("gpu_memory_used_bytes", Kind.COUNT),
     )
     rows = tuple(
         (e.backend, e.zone, e.requests, e.errors, e.prompt_tokens, e.completion_tokens,
          e.output_input_ratio, e.decode_tokens_per_s, e.prompt_tokens_per_gpu_s,
          e.output_tokens_per_gpu_s, e.tokens_per_gpu_hour, e.gpu_hours_paid,
          e.api_cost_micro_usd, e.gpu_cost_micro_usd, e.idle_gpu_micro_usd, e.usd_per_1k_micro,
-         *e.latency_s, *e.ttft_s, e.kv_hit_rate, e.cached_share, e.busy_share)
+         *e.latency_s, *e.ttft_s, e.kv_hit_rate, e.cached_share, e.busy_share, e.gpu_util,
+         e.gpu_memory_used_bytes)
         for e in lines
     )
     # No totals line: percentiles and shares of different deployments do not add up (the

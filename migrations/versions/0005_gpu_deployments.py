@@ -1,6 +1,7 @@
 """GPU deployments as the policy declared them (what self-hosted capacity was paid for, and
 since when), the completion tokens of requests whose decode time the rollups keep, and the
-load rollups capacity planning reads (per backend and minute; token-size histograms)
+load rollups capacity planning reads (per backend and minute; token-size histograms), and GPU
+telemetry per deployment and minute (DCGM)
 
 Revision ID: 0005
 Revises: 0003
@@ -47,8 +48,18 @@ def upgrade() -> None:
         sa.Column("count", sa.BigInteger, nullable=False),
     )
 
+    op.create_table(
+        "backend_gpu_minutes",
+        sa.Column("backend", sa.String(64), primary_key=True),
+        sa.Column("minute", sa.DateTime(timezone=True), primary_key=True),
+        sa.Column("util_sum", sa.Float, nullable=False),
+        sa.Column("samples", sa.BigInteger, nullable=False),
+        sa.Column("memory_used_max", sa.BigInteger, nullable=False),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("backend_gpu_minutes")
     op.drop_table("audit_token_sizes")
     op.drop_table("backend_load_minutes")
     op.drop_column("audit_daily", "decode_tokens")

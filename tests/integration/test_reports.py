@@ -225,7 +225,7 @@ async def test_economics_per_backend(engine: AsyncEngine) -> None:
         "latency_p50_s": ok_total, "latency_p95_s": ok_total, "latency_p99_s": ok_total,
         "ttft_p50_s": ttft, "ttft_p95_s": ttft, "ttft_p99_s": ttft,
         "kv_hit_rate": 0.5, "cached_share": 0.0,
-        "busy_share": 4 * 60 / (42 * 3600),
+        "busy_share": 4 * 60 / (42 * 3600), "gpu_util": None, "gpu_memory_used_bytes": None,
     }
     frontier = rows["gpt-frontier"]
     assert frontier["usd_per_1k_tokens"] == round(5000 * 1000 / 1500)
