@@ -30,6 +30,7 @@ from gateway.reports.page_data import ReportRange, load_page
 from gateway.reports.periods import parse_period
 from gateway.reports.queries import Dimension
 from gateway.reports.render import ReportTable, to_csv, to_json
+from gateway.reports.tenant_cost import month_cost
 from gateway.types import AuditEvent
 from tests.support.audit_events import make_event
 
@@ -199,6 +200,11 @@ async def test_every_report_prices_the_same_gpu_hours(engine: AsyncEngine) -> No
     # One tenant's view is its own line of the whole, without the idle GPUs.
     own = await cost_report(engine, NOV_18_19, ACME, Dimension.MODEL)
     assert own.totals is not None and own.totals[-1] == 5000 + LLAMA_18
+    # GET /v1/usage's month so far: the same model; the 8th's request ran before llama-8b
+    # was declared, so it pays no GPU-hours (and its recorded $1 is not a cost).
+    month = await month_cost(engine, "t-acme", FLEET, datetime(2026, 11, 20, tzinfo=UTC))
+    assert (month["cost_usd"], month["gpu_cost_usd"], month["baseline_usd"]) == (
+        format_usd(5000 + LLAMA_18), format_usd(LLAMA_18), format_usd(17_000 + 6000))
 
 
 async def test_economics_per_backend(engine: AsyncEngine) -> None:
