@@ -33,7 +33,6 @@ from tables import render_text
 
 from gateway.audit.deployments import DeploymentLog
 from gateway.audit.partitions import ensure_partitions
-from gateway.cli.plan_audit import plans
 from gateway.db.engine import create_engine
 from gateway.policy.loader import parse_policy
 from gateway.reports.build import Scope, economics_report
@@ -41,6 +40,7 @@ from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import load_page, report_range
 from gateway.reports.periods import parse_period
+from gateway.tools.fleet_plan import DEFAULTS, plans
 from gateway.tools.observed import observed_loads
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,10 +70,6 @@ rules:
     when: {sensitivity: [pii, secret, phi]}
     allow_zones: [self_hosted]
 """
-PLAN_OPTIONS = {k: None for k in (
-    "params_b", "layers", "kv_heads", "head_dim", "weight_bytes", "kv_bytes", "gpu",
-    "gpu_memory_gb", "gpu_hourly_usd", "tokens_per_s_per_gpu", "tensor_parallel")} | {
-    "overhead": 0.1, "headroom": 0.2}
 
 
 async def _timed(work: Callable[[], Awaitable[int]], repeats: int) -> tuple[int, list[float]]:
@@ -106,7 +102,7 @@ async def in_process(engine: AsyncEngine, days: int, repeats: int) -> list[list[
     async def from_audit() -> int:
         async with engine.connect() as conn:
             loads = await observed_loads(conn, start, end)
-        return len(plans(policy, loads, PLAN_OPTIONS, None))
+        return len(plans(policy, loads, DEFAULTS, None))
 
     table = []
     for label, work, unit in (("report economics", economics, "rows"),

@@ -13,6 +13,7 @@ from gateway.errors import InvalidRequest
 from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
+from gateway.tools.capacity_html import capacity_section
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(admin_components)])
 
@@ -40,4 +41,7 @@ async def report_page(
     policy = parts.policy.current
     data = await load_page(parts.engine, rng, declared_gpus(policy),
                            {name: b.zone for name, b in policy.backends.items()})
-    return HTMLResponse(render_page(data), headers=HEADERS)
+    start, end = rng.bounds(data.generated_at)
+    capacity = await capacity_section(parts.engine, policy, start, end) \
+        if rng.tenant is None else ""
+    return HTMLResponse(render_page(data, [capacity]), headers=HEADERS)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.cli.plan_audit import DEFAULTS, plan_one
 from gateway.policy.loader import PolicySet
 from gateway.routing.replay_load import AFTER, BEFORE, ReplayLoad
 from gateway.tools.audit_plan import DeploymentPlan
+from gateway.tools.fleet_plan import DEFAULTS, plan_one
 from gateway.tools.observed import ObservedLoad
 
 

@@ -18,6 +18,7 @@ from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
 from gateway.settings import Settings
+from gateway.tools.capacity_html import capacity_section
 
 DAY = click.DateTime(formats=["%Y-%m-%d"])
 
@@ -34,7 +35,11 @@ async def _render(database_url: str, since: date | None, until: date | None,
             await upgrade(engine)  # the embedded file migrates itself, as `serve` does
         declared = declared_gpus(policy) if policy is not None else []
         zones = {n: b.zone for n, b in policy.backends.items()} if policy is not None else {}
-        return render_page(await load_page(engine, rng, declared, zones))
+        data = await load_page(engine, rng, declared, zones)
+        extra = []
+        if policy is not None and rng.tenant is None:
+            extra.append(await capacity_section(engine, policy, *rng.bounds(data.generated_at)))
+        return render_page(data, extra)
     finally:
         await engine.dispose()
 

@@ -79,7 +79,8 @@ def share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "–"
 
 
-def render_page(data: PageData) -> str:
+def render_page(data: PageData, extra: Sequence[str] = ()) -> str:
+    """`extra`: sections rendered elsewhere (already escaped), after the page's own."""
     rng = data.range
     scope = f"tenant {rng.tenant}" if rng.tenant else "all tenants"
     title = f"Gateway report · {rng.since} – {rng.until}"
@@ -94,7 +95,7 @@ def render_page(data: PageData) -> str:
                  "range (since, until) or check the tenant's name.</p></section>"]
     else:
         parts = [head, _cards(data), _cost(data), _mix(data), _latency(data), _savings(data),
-                 economics_section(data.economics)]
+                 economics_section(data.economics), *extra]
     parts.append("<footer>From the audit rollups (audit_daily, audit_latency) and the recorded "
                  "GPU deployments. Costs in USD; "
                  "percentiles are read from histograms with 10 % wide buckets.</footer>")

@@ -36,6 +36,12 @@ class ReportRange:
     until: date  # inclusive
     tenant: str | None = None  # a tenant's name or id; None for all
 
+    def bounds(self, now: datetime) -> tuple[datetime, datetime]:
+        """The UTC instants the days cover, never past `now`."""
+        start = datetime(self.since.year, self.since.month, self.since.day, tzinfo=UTC)
+        end = datetime(self.until.year, self.until.month, self.until.day, tzinfo=UTC)
+        return start, max(start, min(end + timedelta(days=1), now))
+
     @property
     def days(self) -> list[date]:
         return [self.since + timedelta(days=i) for i in range((self.until - self.since).days + 1)]

@@ -108,3 +108,22 @@ async def test_an_unknown_model_asks_for_its_size(engine: AsyncEngine, tmp_path:
     (found,) = body["deployments"]
     assert found["weights_bytes"] == 15_240_000_000 and found["gpus"] == 1
     assert found["kv_bytes_per_token"] == 2 * 28 * 4 * 128 * 2
+
+
+async def test_the_report_page_has_the_same_plan(engine: AsyncEngine, tmp_path: Path,
+                                                 traffic: None) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(POLICY)
+    out = tmp_path / "report.html"
+    url = engine.url.render_as_string(hide_password=False)
+    result = await asyncio.to_thread(
+        CliRunner().invoke, cli,
+        ["report", "html", "--out", str(out), "--since", "2026-11-18", "--until", "2026-11-18",
+         "--policy", str(path), "--database-url", url],
+        env={"GATEWAY_DATABASE_URL": None}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    section = page[page.index('<section id="capacity">'):]
+    # The same figures as the plan above: 2 GPUs at $1,168 a month for llama-8b.
+    assert "<td>llama-8b</td><td>2.00</td><td>0.067</td>" in section
+    assert "<td>2</td><td>$1,168.00</td>" in section
