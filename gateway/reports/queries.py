@@ -6,7 +6,7 @@ traffic answer in milliseconds). One async function per question, each returning
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from enum import StrEnum
 from typing import Any
 
@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from gateway.audit.rollup import ALL_TENANTS
-from gateway.db.audit_tables import audit_daily, audit_latency, backend_busy_minutes
+from gateway.db.audit_tables import audit_daily, audit_latency
 from gateway.reports.cost_model import UsageGroup
 from gateway.reports.periods import Period
 
@@ -131,14 +131,3 @@ async def latency_histograms(conn: AsyncConnection, query: RollupQuery) -> Histo
     for r in await conn.execute(stmt):
         found.setdefault((r.backend, r.metric), {})[r.bucket] = r.n
     return found
-
-
-async def busy_minutes(conn: AsyncConnection, start: datetime, end: datetime) -> dict[str, int]:
-    """Minutes in [start, end) in which each backend served at least one request."""
-    b = backend_busy_minutes.c
-    stmt = (
-        select(b.backend, func.count().label("n"))
-        .where(b.minute >= start, b.minute < end)
-        .group_by(b.backend)
-    )
-    return {r.backend: int(r.n) for r in await conn.execute(stmt)}
