@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import load_page, report_range
 from gateway.reports.periods import parse_period
+from gateway.tools.capacity_html import capacity_section
 from gateway.tools.fleet_plan import DEFAULTS, plans
 from gateway.tools.observed import observed_loads
 
@@ -97,7 +99,9 @@ async def in_process(engine: AsyncEngine, days: int, repeats: int) -> list[list[
 
     async def html() -> int:
         rng = report_range(start.date(), (end - timedelta(microseconds=1)).date(), None)
-        return len(render_page(await load_page(engine, rng, declared, zones)))
+        data = await load_page(engine, rng, declared, zones)
+        capacity = await capacity_section(engine, policy, *rng.bounds(data.generated_at))
+        return len(render_page(data, [capacity]))
 
     async def from_audit() -> int:
         async with engine.connect() as conn:
@@ -134,13 +138,17 @@ def as_a_user(url: str, days: int, repeats: int) -> list[list[str]]:
         env = {**os.environ, "GATEWAY_DATABASE_URL": url}
         table = []
         for label, args in commands.items():
-            samples = []
+            samples, cpu = [], []
             for _ in range(repeats):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 subprocess.run([gateway, *args], check=True, capture_output=True, env=env)
                 samples.append(time.perf_counter() - started)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                # CPU the command itself used: what other work on the machine cannot inflate.
+                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             table.append([label, str(repeats), f"{statistics.median(samples):.2f}",
-                          f"{max(samples):.2f}"])
+                          f"{max(samples):.2f}", f"{statistics.median(cpu):.2f}"])
     return table
 
 
@@ -198,7 +206,7 @@ def main() -> None:
                       asyncio.run(warm())))
     print()
     print(render_text([f"CLI in a fresh process, {args.days} days", "runs", "median s",
-                       "max s"], as_a_user(args.database_url, args.days, 3)))
+                       "max s", "CPU s"], as_a_user(args.database_url, args.days, 3)))
 
 
 if __name__ == "__main__":
