@@ -1,7 +1,9 @@
 """Throughput in the economics report is physically plausible: a simulated vLLM that decodes
-one token per 20 ms step (50 tokens/s per stream) serves streamed and whole replies through a
-real gateway, and the report says 50 tokens/s within 10 %, however many tokens the whole
-replies (which measure no decode time) added."""
+one token per 20 ms step (at most 50 tokens/s per stream) serves streamed and whole replies
+through a real gateway. The report agrees within 10 % with the decode speed the client itself
+saw on the streams, and never exceeds what the engine can do, however many tokens the whole
+replies (which measure no decode time) added. (On a loaded machine the simulator's steps run
+late, so the speed both sides see can be below 50; the bound holds either way.)"""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from tests.e2e.conftest import ADMIN_KEY, create_key
 from tests.support.servers import ServerThread, serve
 
 DECODE_STEP_S = 0.020  # one token per step, one sequence at a time: 50 tokens/s
-STREAMED, WHOLE, TOKENS = 4, 4, 40
+STREAMED, WHOLE, TOKENS = 4, 2, 100
 
 
 def economics(db_url: str) -> dict[str, object]:
@@ -64,12 +66,18 @@ def test_decode_speed_of_a_simulated_backend(tmp_path: Path) -> None:
         with serve(create_app(settings, policy=policy)) as server, openai.OpenAI(
                 base_url=f"{server.url}/v1", api_key=key, max_retries=0) as client:
             messages = [{"role": "user", "content": "Count slowly."}]
+            seen_s = 0.0  # from each stream's first content chunk to its last, at the client
             for _ in range(STREAMED):
                 stream = client.chat.completions.create(
                     model="auto", messages=messages, stream=True,  # type: ignore[arg-type]
                     stream_options={"include_usage": True})
-                for _chunk in stream:
-                    pass
+                first = last = None
+                for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        last = time.monotonic()
+                        first = first or last
+                assert first is not None and last is not None
+                seen_s += last - first
             for _ in range(WHOLE):
                 client.chat.completions.create(model="auto", messages=messages)  # type: ignore[arg-type]
             deadline = time.monotonic() + 20
@@ -83,4 +91,6 @@ def test_decode_speed_of_a_simulated_backend(tmp_path: Path) -> None:
     assert found["completion_tokens"] == (STREAMED + WHOLE) * TOKENS
     speed = found["decode_tokens_per_s"]
     assert isinstance(speed, float)
-    assert abs(speed - 1 / DECODE_STEP_S) <= 0.1 / DECODE_STEP_S, speed
+    seen = STREAMED * (TOKENS - 1) / seen_s
+    assert abs(speed - seen) <= 0.1 * seen, (speed, seen)
+    assert speed <= 1.1 / DECODE_STEP_S, speed  # counting every reply's tokens gave ~1.5×
