@@ -13,14 +13,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.reports.audit_rows import AuditQuery, audit_page
+from gateway.reports.breakdown import breakdown
+from gateway.reports.build import price
 from gateway.reports.periods import Period
 from gateway.reports.queries import (
     Dimension,
     RollupQuery,
     backend_sums,
-    cost_lines,
     latency_histograms,
-    savings_lines,
 )
 
 Query = Callable[[AsyncConnection], Awaitable[int]]  # returns rows answered
@@ -37,8 +37,14 @@ def queries(until: date, days: int) -> list[tuple[str, Query]]:
     def rollup(by: Dimension, tenant: str | None = None) -> RollupQuery:
         return RollupQuery(period, tenant_id=tenant, by=by)
 
+    now = datetime.now(UTC)
+
+    async def priced(conn: AsyncConnection, by: Dimension, tenant: str | None = None) -> int:
+        # The cost model every cost and savings report reads, broken down one way.
+        return len(breakdown(await price(conn, period, now, ()), by, tenant))
+
     async def daily_cost_one_tenant(conn: AsyncConnection) -> int:
-        return len(await cost_lines(conn, rollup(Dimension.DAY, "t7")))
+        return await priced(conn, Dimension.DAY, "t7")
 
     async def daily_cost_by_tenant(conn: AsyncConnection) -> int:
         # Every tenant's cost for every day: one rollup scan grouped by day and tenant.
@@ -49,13 +55,13 @@ def queries(until: date, days: int) -> list[tuple[str, Query]]:
         return len(found.all())
 
     async def cost_by_tenant(conn: AsyncConnection) -> int:
-        return len(await cost_lines(conn, rollup(Dimension.TENANT)))
+        return await priced(conn, Dimension.TENANT)
 
     async def cost_by_rule(conn: AsyncConnection) -> int:
-        return len(await cost_lines(conn, rollup(Dimension.RULE)))
+        return await priced(conn, Dimension.RULE)
 
     async def savings_by_tenant(conn: AsyncConnection) -> int:
-        return len(await savings_lines(conn, rollup(Dimension.TENANT)))
+        return await priced(conn, Dimension.TENANT)  # the same model, other columns
 
     async def economics(conn: AsyncConnection) -> int:
         sums = await backend_sums(conn, rollup(Dimension.BACKEND))

@@ -1,6 +1,7 @@
 """Synthetic audit history for the report benchmark: N rows over D days, generated inside
 Postgres (INSERT … SELECT generate_series, no round trips per row), then folded into the
-rollup tables the way the writer keeps them.
+rollup tables the way the writer keeps them (daily counters, latency and size histograms,
+busy and load minutes).
 
 The mix is deterministic (a multiplicative hash of the row number): 50 tenants, 6 backends
 (3 self-hosted, 3 APIs), 8 rules, 4 requested models, 2 % errors, 10 % sensitive, half
@@ -88,7 +89,9 @@ SELECT (ts AT TIME ZONE 'UTC')::date, tenant_id, requested_model, coalesce(backe
   count(*) FILTER (WHERE redacted), count(*) FILTER (WHERE spill_over),
   sum(duration_s), coalesce(sum(ttft_s), 0), count(ttft_s),
   coalesce(sum(duration_s - ttft_s) FILTER (WHERE status < 400 AND completion_tokens > 1), 0),
-  0, 0
+  0, 0,
+  coalesce(sum(completion_tokens - 1) FILTER (
+    WHERE status < 400 AND completion_tokens > 1 AND ttft_s IS NOT NULL), 0)
 FROM audit_log GROUP BY 1, 2, 3, 4, 5;
 INSERT INTO audit_latency
 SELECT day, tenant_id, backend, metric, bucket, count(*) FROM (
@@ -103,6 +106,33 @@ SELECT day, tenant_id, backend, metric, bucket, count(*) FROM (
 INSERT INTO audit_latency
 SELECT day, '*', backend, metric, bucket, sum(count) FROM audit_latency
 GROUP BY day, backend, metric, bucket;
+CREATE TEMPORARY TABLE spans ON COMMIT DROP AS
+SELECT backend, ts, completion_tokens, ts - duration_s * INTERVAL '1 second' AS began,
+  date_trunc('minute', ts - duration_s * INTERVAL '1 second') AS first_minute,
+  date_trunc('minute', ts) AS last_minute
+FROM audit_log WHERE backend IS NOT NULL;
+INSERT INTO backend_load_minutes
+SELECT backend, minute, sum(started), sum(inside), sum(finished) FROM (
+  SELECT backend, first_minute AS minute, 1 AS started,
+    extract(epoch FROM least(ts, first_minute + INTERVAL '1 minute') - began) AS inside,
+    0 AS finished FROM spans
+  UNION ALL
+  SELECT backend, last_minute, 0, extract(epoch FROM ts - last_minute), 0
+  FROM spans WHERE last_minute > first_minute
+  UNION ALL
+  SELECT backend, last_minute, 0, 0, completion_tokens FROM spans
+) s GROUP BY 1, 2;
+INSERT INTO backend_busy_minutes SELECT backend, minute FROM backend_load_minutes;
+INSERT INTO audit_token_sizes
+SELECT day, backend, metric, bucket, count(*) FROM (
+  SELECT (ts AT TIME ZONE 'UTC')::date AS day, backend, 'prompt' AS metric,
+    least(200, floor(ln(greatest(prompt_tokens, 1)) / {math.log(1.1)}))::smallint AS bucket
+  FROM audit_log WHERE status < 400 AND backend IS NOT NULL
+  UNION ALL
+  SELECT (ts AT TIME ZONE 'UTC')::date, backend, 'output',
+    least(200, floor(ln(greatest(completion_tokens, 1)) / {math.log(1.1)}))::smallint
+  FROM audit_log WHERE status < 400 AND backend IS NOT NULL
+) s GROUP BY 1, 2, 3, 4
 """
 
 
@@ -111,7 +141,8 @@ async def generate(engine: AsyncEngine, rows: int, days: int, until: date) -> di
     timings: dict[str, float] = {}
     async with engine.begin() as conn:
         await conn.execute(text(
-            "TRUNCATE audit_log, audit_daily, audit_latency, audit_chains, backend_busy_minutes"
+            "TRUNCATE audit_log, audit_daily, audit_latency, audit_chains, backend_busy_minutes,"
+            " backend_load_minutes, audit_token_sizes"
         ))
     started = time.perf_counter()
     chunk = 1_000_000  # one transaction per million rows: bounded WAL and progress to show
@@ -130,6 +161,8 @@ async def generate(engine: AsyncEngine, rows: int, days: int, until: date) -> di
         await conn.execute(text("ANALYZE audit_log"))
         await conn.execute(text("ANALYZE audit_daily"))
         await conn.execute(text("ANALYZE audit_latency"))
+        await conn.execute(text("ANALYZE backend_load_minutes"))
+        await conn.execute(text("ANALYZE audit_token_sizes"))
     timings["rollup_s"] = time.perf_counter() - started
     return timings
 

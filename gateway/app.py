@@ -28,6 +28,8 @@ from gateway.api.hot_path import HotPathApp
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
+from gateway.audit.deployments import DeploymentLog, DeploymentRecorder
+from gateway.audit.gpu_minutes import GpuMinuteLog
 from gateway.audit.journal import Journal
 from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
@@ -56,11 +58,13 @@ from gateway.providers.anthropic import AnthropicProvider
 from gateway.providers.azure import AzureDialect
 from gateway.providers.engine_tokens import EngineTokenCounter
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
+from gateway.reports.gpus import declared_gpus
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
 from gateway.scraper.breaker import BreakerConfig
+from gateway.scraper.dcgm_poller import DcgmPoller
 from gateway.scraper.fleet import FleetState
 from gateway.scraper.poller import MetricsPoller
 from gateway.secret_files import GatewaySecrets, RotatingSecret
@@ -227,8 +231,13 @@ def create_app(
         poller = MetricsPoller(scrape_client, fleet, interval_s=telemetry.scrape_interval_s,
                                timeout_s=telemetry.scrape_timeout_s)
 
+        # GPU utilisation and memory from DCGM exporters, where the policy names one.
+        gpu_log = GpuMinuteLog(engine)
+        dcgm = DcgmPoller(scrape_client, gpu_log)
+
         def follow(new_policy: PolicySet) -> None:
             poller.set_targets(new_policy.metrics_targets())
+            dcgm.set_targets(new_policy.dcgm_targets())
             fleet.retain(new_policy.backends)
 
         follow(policy_store.current)
@@ -243,9 +252,17 @@ def create_app(
             background.append(asyncio.create_task(
                 metrics.publish_forever(lambda: audit.backlog), name="metrics-publish"))
         stop_hangup = on_hangup(lambda: reread_everything(secrets, policy_store))
+        # GPU-hours are paid from when a policy first declares a deployment: record it now
+        # and on every reload, so reports never charge for time before it existed.
+        deployments = DeploymentRecorder(DeploymentLog(engine), asyncio.get_running_loop(),
+                                         declared_gpus)
+        await deployments.record(declared_gpus(policy_store.current))
+        policy_store.subscribe(deployments)
         partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
                       if is_postgres(engine) else None)
         scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
+        gpu_scraping = asyncio.create_task(dcgm.run(), name="dcgm-scraper")
+        gpu_flushing = asyncio.create_task(gpu_log.run(), name="gpu-telemetry")
         await audit.start()  # replays a spool an earlier run left
         policy_store.start()
         # Everything built so far (tokenizer tables, the policy, models) lives as long as the
@@ -266,6 +283,12 @@ def create_app(
                 await asyncio.wait_for(scraping, 2 * telemetry.scrape_timeout_s + 1)
             except (TimeoutError, asyncio.CancelledError):
                 pass
+            dcgm.stop()
+            try:
+                await asyncio.wait_for(gpu_scraping, 5)
+            except (TimeoutError, asyncio.CancelledError):
+                pass
+            await gpu_log.close(gpu_flushing)
             await scrape_client.aclose()
             await tokenize_client.aclose()
             await policy_store.stop()
@@ -274,6 +297,7 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await partitions
             await reload_audit.drain()
+            await deployments.drain()
             await audit.stop()
             if key_changes is not None:
                 await key_changes.stop()

@@ -169,6 +169,8 @@ class Backend:
     prefill_tokens_per_s: float | None = None  # prior until the rate is measured
     gpu_hourly_usd: float | None = None  # every GPU of the deployment, per hour
     gpu_count: int | None = None  # GPUs in the deployment (tokens per GPU-hour)
+    gpu_type: str | None = None  # the policy's name for the GPU (capacity planning)
+    dcgm_url: str | None = None  # a DCGM exporter for its GPUs: utilisation, memory used
     # How the backend's own tokenizer is counted (policy `tokens:`): exactly in an OpenAI
     # encoding, or (None) estimated as the o200k count times `token_ratio`, a margin included.
     token_encoding: str | None = "o200k_base"

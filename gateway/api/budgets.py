@@ -3,21 +3,27 @@ set and read any tenant's budgets and limits (`/admin/tenants/{name}/limits|usag
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
 
 from gateway.api.admin import Admin, admin_components, record_action
 from gateway.api.auth import authenticate_tenant
 from gateway.budget.limits import BudgetUnavailable, check_scope
 from gateway.components import Components
-from gateway.errors import BudgetStoreUnavailable, InvalidRequest, NotFound
+from gateway.errors import BudgetStoreUnavailable, DatabaseUnavailable, InvalidRequest, NotFound
 from gateway.policy.schema import BudgetSpec, LimitsSpec
+from gateway.reports.gpus import declared_gpus
+from gateway.reports.tenant_cost import month_cost
 from gateway.routing.usage import usage_report
 from gateway.types import TenantContext
 
+log = logging.getLogger("gateway")
 tenant_router = APIRouter()
 admin_router = APIRouter(prefix="/admin", dependencies=[Depends(admin_components)])
 
@@ -30,11 +36,13 @@ class ScopeLimitsIn(BaseModel):
 
 @tenant_router.get("/v1/usage")
 async def own_usage(request: Request) -> dict[str, Any]:
-    """The caller's tenant and key: spend today and this month, reservations, what is left.
-    A key sees its own tenant only; there is no parameter to ask for another."""
+    """The caller's tenant and key: spend today and this month, reservations, what is left,
+    and the month's cost as the reports price it. A key sees its own tenant only; there is no
+    parameter to ask for another."""
     parts: Components = request.app.state.components
     tenant = await authenticate_tenant(request, parts.authenticator)
-    return await _report(parts, tenant, request.headers.get("x-gateway-tags"))
+    report = await _report(parts, tenant, request.headers.get("x-gateway-tags"))
+    return {**report, "cost_this_month": await _month_cost(parts, tenant.tenant_id)}
 
 
 @admin_router.get("/tenants/{name}/usage")
@@ -45,6 +53,7 @@ async def tenant_usage(name: str, parts: Admin, key_id: str | None = None,
         raise NotFound(f"no tenant named {name!r}")
     tenant = TenantContext(row.id, row.name, key_id or "-", row.enabled)
     report = await _report(parts, tenant, tags)
+    report["cost_this_month"] = await _month_cost(parts, row.id)
     if key_id is None:
         report["scopes"] = [s for s in report["scopes"] if not s["scope"].startswith("key:")]
     return report
@@ -90,6 +99,18 @@ async def clear_limits(name: str, scope: str, parts: Admin) -> dict[str, bool]:
     if removed:
         await record_action(parts, "limits.clear", f"{name}/{scope}")
     return {"removed": removed}
+
+
+async def _month_cost(parts: Components, tenant_id: str) -> dict[str, Any] | None:
+    """The cost model's month so far (budgets above are what was charged against limits, at
+    the prices used to enforce them). None while the database cannot answer: budgets live in
+    Redis and still answer."""
+    try:
+        return await month_cost(parts.engine, tenant_id,
+                                declared_gpus(parts.policy.current), datetime.now(UTC))
+    except (DatabaseUnavailable, SQLAlchemyError, OSError):
+        log.warning("usage: the month's cost could not be read from the database")
+        return None
 
 
 async def _scoped(parts: Components, name: str, scope: str) -> str:

@@ -14,9 +14,11 @@ from gateway.api.admin_session import has_session, login_redirect
 from gateway.api.auth import bearer_token, require_admin
 from gateway.components import Components
 from gateway.errors import InvalidRequest
+from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, load_page, report_range
 from gateway.reports.periods import page_days
+from gateway.tools.capacity_html import capacity_section
 
 router = APIRouter(prefix="/admin")
 
@@ -50,5 +52,10 @@ async def report_page(
         rng = report_range(first, last, tenant)
     except RangeError as exc:
         raise InvalidRequest(str(exc), param="since") from None
-    data = await load_page(parts.engine, rng)
-    return HTMLResponse(render_page(data), headers=HEADERS)
+    policy = parts.policy.current
+    data = await load_page(parts.engine, rng, declared_gpus(policy),
+                           {name: b.zone for name, b in policy.backends.items()})
+    start, end = rng.bounds(data.generated_at)
+    capacity = await capacity_section(parts.engine, policy, start, end) \
+        if rng.tenant is None else ""
+    return HTMLResponse(render_page(data, [capacity]), headers=HEADERS)

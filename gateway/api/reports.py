@@ -25,7 +25,7 @@ from gateway.reports.build import (
     economics_report,
     savings_report,
 )
-from gateway.reports.gpus import gpu_facts
+from gateway.reports.gpus import declared_gpus
 from gateway.reports.periods import Period, parse_period
 from gateway.reports.queries import Dimension
 from gateway.reports.render import Format, ReportTable, to_csv, to_json
@@ -113,7 +113,8 @@ Own = Annotated[tuple[Components, Scope], Depends(_own_scope)]
 @admin_router.get("/cost")
 async def admin_cost(parts: Admin, params: Params, tenant: str | None = None) -> Response:
     scope = await _admin_scope(parts, tenant)
-    table = await cost_report(parts.engine, params.period(scope), scope, params.grouping("cost"))
+    table = await cost_report(parts.engine, params.period(scope), scope, params.grouping("cost"),
+                              declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
@@ -121,7 +122,7 @@ async def admin_cost(parts: Admin, params: Params, tenant: str | None = None) ->
 async def admin_savings(parts: Admin, params: Params, tenant: str | None = None) -> Response:
     scope = await _admin_scope(parts, tenant)
     table = await savings_report(parts.engine, params.period(scope), scope,
-                                 params.grouping("savings"))
+                                 params.grouping("savings"), declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
@@ -132,7 +133,7 @@ async def admin_economics(parts: Admin, params: Params, tenant: str | None = Non
     policy = parts.policy.current
     zones = {name: b.zone for name, b in policy.backends.items()}
     table = await economics_report(parts.engine, params.period(scope), scope,
-                                   gpu_facts(policy), zones)
+                                   declared_gpus(policy), zones)
     return _respond(table, params.fmt)
 
 
@@ -148,7 +149,8 @@ async def admin_audit(parts: Admin, params: Params, filters: Filters,
 @tenant_router.get("/cost")
 async def own_cost(own: Own, params: Params) -> Response:
     parts, scope = own
-    table = await cost_report(parts.engine, params.period(scope), scope, params.grouping("cost"))
+    table = await cost_report(parts.engine, params.period(scope), scope, params.grouping("cost"),
+                              declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
@@ -156,7 +158,7 @@ async def own_cost(own: Own, params: Params) -> Response:
 async def own_savings(own: Own, params: Params) -> Response:
     parts, scope = own
     table = await savings_report(parts.engine, params.period(scope), scope,
-                                 params.grouping("savings"))
+                                 params.grouping("savings"), declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 

@@ -26,6 +26,7 @@ from gateway.db.audit_tables import (
     audit_log,
     backend_busy_minutes,
 )
+from gateway.db.deployment_tables import audit_token_sizes, backend_load_minutes
 
 
 def dialect_insert(conn: AsyncConnection, table: Any) -> Any:
@@ -118,6 +119,34 @@ async def _add_rollups(conn: AsyncConnection, rows: list[Row]) -> None:
     if folded.busy:
         busy = dialect_insert(conn, backend_busy_minutes).on_conflict_do_nothing()
         await conn.execute(busy, [{"backend": b, "minute": m} for b, m in folded.busy])
+    if folded.load:
+        load = dialect_insert(conn, backend_load_minutes)
+        load = load.on_conflict_do_update(
+            index_elements=["backend", "minute"],
+            set_={c: backend_load_minutes.c[c] + load.excluded[c] for c in LOAD_COUNTERS},
+        )
+        await conn.execute(load, _load_rows(folded))
+    if folded.sizes:
+        sizes = dialect_insert(conn, audit_token_sizes)
+        sizes = sizes.on_conflict_do_update(
+            index_elements=SIZE_KEY,
+            set_={"count": audit_token_sizes.c.count + sizes.excluded["count"]},
+        )
+        await conn.execute(sizes, _size_rows(folded))
+
+
+LOAD_COUNTERS = ["requests", "request_s", "completion_tokens"]
+SIZE_KEY = ["day", "backend", "metric", "bucket"]
+
+
+def _load_rows(folded: Rollup) -> list[dict[str, Any]]:
+    return [{"backend": b, "minute": m, "requests": int(n), "request_s": s,
+             "completion_tokens": int(t)} for (b, m), (n, s, t) in folded.load.items()]
+
+
+def _size_rows(folded: Rollup) -> list[dict[str, Any]]:
+    return [{"day": d, "backend": b, "metric": m, "bucket": k, "count": n}
+            for (d, b, m, k), n in folded.sizes.items()]
 
 
 async def _advance_heads(conn: AsyncConnection, rows: list[Row]) -> None:
@@ -161,3 +190,9 @@ async def _add_rollups_bulk(conn: AsyncConnection, folded: Rollup) -> None:
         await bulk_insert(conn, backend_busy_minutes,
                           [{"backend": b, "minute": m} for b, m in folded.busy],
                           "ON CONFLICT DO NOTHING")
+    if folded.load:
+        await bulk_insert(conn, backend_load_minutes, _load_rows(folded), add_on_conflict(
+            ["backend", "minute"], LOAD_COUNTERS, "backend_load_minutes"))
+    if folded.sizes:
+        await bulk_insert(conn, audit_token_sizes, _size_rows(folded),
+                          add_on_conflict(SIZE_KEY, ["count"], "audit_token_sizes"))

@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "classifier": ("gateway.cli.sensitivity_commands", "classifier",
                    "Train and evaluate the classifiers."),
     "audit": ("gateway.cli.audit_commands", "audit", "Verify, prune and repair the audit log."),
+    "plan": ("gateway.cli.plan_command", "plan",
+             "Size GPUs for a model: from flags, a catalogue, or recorded traffic."),
 }
 
 

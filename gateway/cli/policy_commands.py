@@ -114,8 +114,9 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
                    database_url: str | None, fmt: str, progress: bool | None,
                    page_rows: int) -> None:
     """Re-decide recorded requests under a new policy and report what would change: traffic
-    moved between backends, cost, predicted TTFT, refusals, and every sensitive request that
-    would leave the self_hosted zone without redaction.
+    moved between backends, cost, predicted TTFT, refusals, every sensitive request that
+    would leave the self_hosted zone without redaction, and the GPUs (and their monthly cost)
+    each self-hosted deployment would need for the busiest minute before and after.
 
     The fleet is empty during the replay (policies are compared, not moments). Exit status:
     0 when no sensitive request would leave self_hosted unredacted, 3 when any would (so CI
@@ -123,6 +124,7 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     cannot be read, 2 on bad options.
     """
     from gateway.audit.reading import AuditRange
+    from gateway.cli.replay_capacity import capacity_changes, capacity_json, capacity_lines
     from gateway.routing.replay_table import render_table
 
     try:
@@ -135,10 +137,13 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     err = sys.stderr
     show = err.isatty() if progress is None else progress
     report = asyncio.run(_replay(loaded, str(policy_path), span, url, page_rows, show))
+    minutes = max(1, round((chosen.until - chosen.since).total_seconds() / 60))
+    capacity = capacity_changes(loaded, report.loads, minutes)
     if fmt == "json":
-        click.echo(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode())
+        body = {**report.to_json(), "capacity": capacity_json(capacity)}
+        click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(render_table(report))
+        click.echo(render_table(report) + "\n\n" + "\n".join(capacity_lines(capacity)))
     if show:
         click.echo(f"{report.rows_read} rows replayed at {report.rows_per_s:,.0f} rows/s",
                    err=True)

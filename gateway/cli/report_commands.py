@@ -10,6 +10,7 @@ from typing import Any
 import click
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.audit.deployments import DeclaredGpus
 from gateway.cli.database import Database, run_with_database
 from gateway.cli.time_range import period, since_option, until_option
 from gateway.errors import InvalidRequest
@@ -23,7 +24,7 @@ from gateway.reports.build import (
     economics_report,
     savings_report,
 )
-from gateway.reports.gpus import gpu_facts
+from gateway.reports.gpus import declared_gpus
 from gateway.reports.periods import Period
 from gateway.reports.queries import Dimension
 from gateway.reports.render import Format, ReportTable, render
@@ -77,42 +78,53 @@ def _produce(options: dict[str, Any], work: Work) -> None:
     click.echo(render(table, Format(options["fmt"])), nl=False)
 
 
+POLICY_OPTION = click.option(
+    "--policy", "policy_path", type=click.Path(path_type=Path), default=None,
+    help="policy YAML with the GPU costs (default: GATEWAY_POLICY_PATH); GPU-hours are charged "
+    "from the deployments the gateway recorded, this file only fills in ones it never ran")
+
+
 @report.command("cost")
 @_common
 @_by("cost")
+@POLICY_OPTION
 def cost(**options: Any) -> None:
-    """Spend and tokens by tenant, model, backend, rule or day (from the daily rollups)."""
+    """Spend and tokens by tenant, model, backend, rule or day (from the daily rollups): API
+    spend as recorded, self-hosted GPU-hours paid shared by tokens, idle GPUs on their own
+    line."""
     by = _dimension("cost", options["by"])
     period = _checked_period(options)
-    _produce(options, lambda engine, scope: cost_report(engine, period, scope, by))
+    declared = _declared(options["policy_path"])
+    _produce(options, lambda engine, scope: cost_report(engine, period, scope, by, declared))
 
 
 @report.command("savings")
 @_common
 @_by("savings")
+@POLICY_OPTION
 def savings(**options: Any) -> None:
-    """Actual cost against the baseline model's, the share served self-hosted and by APIs,
-    and sensitive requests kept at home."""
+    """Cost (API spend + GPU-hours paid) against the baseline model's, the share served
+    self-hosted and by APIs, and sensitive requests kept at home."""
     by = _dimension("savings", options["by"])
     period = _checked_period(options)
-    _produce(options, lambda engine, scope: savings_report(engine, period, scope, by))
+    declared = _declared(options["policy_path"])
+    _produce(options, lambda engine, scope: savings_report(engine, period, scope, by,
+                                                            declared))
 
 
 @report.command("economics")
 @_common
 @click.option("--by", default=None, type=click.Choice(["backend"]),
               help="economics is always per backend")
-@click.option("--policy", "policy_path", type=click.Path(path_type=Path), default=None,
-              help="policy YAML with the GPU costs (default: GATEWAY_POLICY_PATH)")
+@POLICY_OPTION
 def economics(policy_path: Path | None, **options: Any) -> None:
     """Per backend: tokens, throughput, tokens per GPU-hour, effective $ per 1K tokens,
     latency and TTFT percentiles, KV-cache hit rate and busy share of the GPUs paid for."""
     period = _checked_period(options)
-    path = policy_path or Settings().policy_path
-    policy = _policy(path)
-    gpus = gpu_facts(policy)
+    policy = _policy(policy_path or Settings().policy_path)
+    declared = declared_gpus(policy)
     zones = {name: b.zone for name, b in policy.backends.items()}
-    _produce(options, lambda engine, scope: economics_report(engine, period, scope, gpus,
+    _produce(options, lambda engine, scope: economics_report(engine, period, scope, declared,
                                                               zones))
 
 
@@ -150,6 +162,21 @@ def _dimension(kind: str, by: str | None) -> Dimension:
         raise click.BadParameter(exc.message, param_hint="--by") from None
     assert found is not None  # every grouped report has a default
     return found
+
+
+def policy_or_none(path: Path | None) -> PolicySet | None:
+    """The policy named, or the default one; a missing default file is no error (the
+    gateway's own record of deployments is what the reports charge)."""
+    if path is None:
+        path = Settings().policy_path
+        if not path.exists():
+            return None
+    return _policy(path)
+
+
+def _declared(path: Path | None) -> list[DeclaredGpus]:
+    policy = policy_or_none(path)
+    return declared_gpus(policy) if policy is not None else []
 
 
 def _policy(path: Path) -> PolicySet:

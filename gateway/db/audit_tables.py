@@ -115,6 +115,8 @@ audit_daily = Table(
     Column("ttft_s_sum", Float, nullable=False),
     Column("ttft_count", BigInteger, nullable=False),
     Column("decode_s_sum", Float, nullable=False),  # after the first token, for tokens/s
+    # Completion tokens less the first of the requests decode_s_sum measured (migration 0005).
+    Column("decode_tokens", BigInteger, nullable=False, server_default="0"),
     Column("kv_hit_sum", Float, nullable=False),
     Column("kv_hit_count", BigInteger, nullable=False),
 )

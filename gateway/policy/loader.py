@@ -153,6 +153,10 @@ class PolicySet:
         """Backend name → Prometheus URL, for every backend whose engine is scraped."""
         return {n: b.metrics_url for n, b in self.backends.items() if b.metrics_url}
 
+    def dcgm_targets(self) -> dict[str, str]:
+        """Backend name → DCGM exporter URL, for deployments whose GPUs are watched."""
+        return {n: b.dcgm_url for n, b in self.backends.items() if b.dcgm_url}
+
     def pool(self, model: str) -> Pool | None:
         found = self.pools.get(model)
         if found is not None:
@@ -334,6 +338,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
         gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
         gpu_count=spec.gpu.count if spec.gpu is not None else None,
+        gpu_type=spec.gpu.type if spec.gpu is not None else None,
+        dcgm_url=str(spec.dcgm_url) if spec.dcgm_url is not None else None,
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,

@@ -160,6 +160,12 @@ class BackendSpec(Strict):
     metrics_url: HttpUrl | None = Field(
         default=None, description="Prometheus /metrics (default for vllm: beside base_url)"
     )
+    dcgm_url: HttpUrl | None = Field(
+        default=None,
+        description="self-hosted: an NVIDIA DCGM exporter's /metrics for this deployment's "
+        "GPUs (every GPU it reports); GPU utilisation and memory used go into the economics "
+        "report",
+    )
     timeout_s: float | None = Field(default=None, gt=0, description="read timeout")
     max_connections: int | None = Field(default=None, ge=1)
     tokens: TokensSpec | None = Field(

@@ -4,23 +4,33 @@ tenant names and the policy; everything after that is here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from gateway.audit.deployments import DeclaredGpus, busy_minutes_by_day
+from gateway.audit.gpu_minutes import gpu_usage
+from gateway.budget.pricing import format_usd
 from gateway.errors import InvalidRequest
 from gateway.reports.audit_rows import AuditQuery, audit_page
-from gateway.reports.economics import GpuFacts, backend_economics, idle_sums
+from gateway.reports.breakdown import breakdown
+from gateway.reports.cost_model import CostModel, price_range
+from gateway.reports.economics import (
+    BackendEconomics,
+    backend_economics,
+    gpu_paid,
+    idle_sums,
+)
+from gateway.reports.gpus import spans_for
 from gateway.reports.periods import Period
 from gateway.reports.queries import (
     Dimension,
     RollupQuery,
     backend_sums,
-    busy_minutes,
-    cost_lines,
     latency_histograms,
-    savings_lines,
+    usage_groups,
 )
 from gateway.reports.render import ReportTable
 from gateway.reports.tables import Meta, audit_table, cost_table, economics_table, savings_table
@@ -32,6 +42,10 @@ DIMENSIONS = {
     "economics": (Dimension.BACKEND,),  # GPUs are paid per deployment, whoever uses them
     "audit": (),
 }
+GPU_ATTRIBUTION = (
+    "GPU-hours paid per deployment and UTC day; the busy share (paid minutes with traffic) "
+    "split among that day's requests by tokens, the rest on the idle-GPU line"
+)
 DEFAULT_BY = {"cost": Dimension.TENANT, "savings": Dimension.TENANT,
               "economics": Dimension.BACKEND}
 
@@ -62,45 +76,72 @@ def _rollup_meta(period: Period, scope: Scope, by: Dimension) -> Meta:
             ("tenant", scope.tenant_name), ("by", by.value))
 
 
-async def cost_report(engine: AsyncEngine, period: Period, scope: Scope,
-                      by: Dimension) -> ReportTable:
-    async with engine.connect() as conn:
-        lines = await cost_lines(conn, RollupQuery(period, scope.tenant_id, by))
-    return cost_table(by.value, lines, _rollup_meta(period, scope, by))
+async def price(conn: AsyncConnection, period: Period, now: datetime,
+                declared: Sequence[DeclaredGpus]) -> CostModel:
+    """The cost model over the whole UTC days the range reaches into (what the rollups keep),
+    with GPUs paid up to now, not for the rest of a day that has not happened yet."""
+    start, end = period.day_bounds()
+    end = max(start, min(end, now))
+    spans = await spans_for(conn, declared, start, end)
+    busy = await busy_minutes_by_day(conn, spans, start, end)
+    return price_range(start, end, await usage_groups(conn, period), spans, busy)
 
 
-async def savings_report(engine: AsyncEngine, period: Period, scope: Scope,
-                         by: Dimension) -> ReportTable:
+async def economics_lines(conn: AsyncConnection, period: Period, model: CostModel,
+                          zones: dict[str, str]) -> list[BackendEconomics]:
+    """Per backend, across tenants, with the GPU-hours the model says were paid."""
+    query = RollupQuery(period, None, Dimension.BACKEND)
+    sums = {s.backend: s for s in await backend_sums(conn, query)}
+    histograms = await latency_histograms(conn, query)
+    dcgm = await gpu_usage(conn, model.start, model.end)
+    paid = gpu_paid(model.gpu_days)
+    for name in paid:
+        sums.setdefault(name, idle_sums(name, zones.get(name, "")))
+    return [
+        backend_economics(sums[name], histograms.get((name, "total"), {}),
+                          histograms.get((name, "ttft"), {}), paid.get(name),
+                          dcgm.get(name, (None, None)))
+        for name in sorted(sums)
+    ]
+
+
+def _priced_meta(period: Period, scope: Scope, by: Dimension, model: CostModel) -> Meta:
+    return (*_rollup_meta(period, scope, by), ("paid_until", model.end.isoformat()),
+            ("gpu_attribution", GPU_ATTRIBUTION))
+
+
+async def cost_report(engine: AsyncEngine, period: Period, scope: Scope, by: Dimension,
+                      declared: Sequence[DeclaredGpus] = ()) -> ReportTable:
     async with engine.connect() as conn:
-        lines = await savings_lines(conn, RollupQuery(period, scope.tenant_id, by))
-    return savings_table(by.value, lines, _rollup_meta(period, scope, by))
+        model = await price(conn, period, scope.now, declared)
+    return cost_table(by.value, breakdown(model, by, scope.tenant_id),
+                      _priced_meta(period, scope, by, model))
+
+
+async def savings_report(engine: AsyncEngine, period: Period, scope: Scope, by: Dimension,
+                         declared: Sequence[DeclaredGpus] = ()) -> ReportTable:
+    async with engine.connect() as conn:
+        model = await price(conn, period, scope.now, declared)
+    return savings_table(by.value, breakdown(model, by, scope.tenant_id),
+                         _priced_meta(period, scope, by, model))
 
 
 async def economics_report(engine: AsyncEngine, period: Period, scope: Scope,
-                           gpus: dict[str, GpuFacts], zones: dict[str, str]) -> ReportTable:
-    """`gpus` and `zones` come from the running policy: deployments with GPUs appear even when
-    idle all range, since they were paid for all the same."""
+                           declared: Sequence[DeclaredGpus],
+                           zones: dict[str, str]) -> ReportTable:
+    """Deployments paid for in the range appear even when idle all of it. `zones` (from the
+    policy) names the zone of a deployment that served nothing."""
     if scope.tenant_id is not None:
         raise InvalidRequest(
             "the economics report is per backend across tenants: GPUs are paid for whoever "
             "uses them (use the cost or savings report for one tenant)", param="tenant")
-    query = RollupQuery(period, None, Dimension.BACKEND)
-    start, end = period.day_bounds()
     async with engine.connect() as conn:
-        sums = {s.backend: s for s in await backend_sums(conn, query)}
-        histograms = await latency_histograms(conn, query)
-        busy = await busy_minutes(conn, start, end)
-    for name in gpus:
-        sums.setdefault(name, idle_sums(name, zones.get(name, "")))
-    # GPUs cost money up to now, not for the rest of a day that has not happened yet.
-    paid_hours = max(0.0, (min(end, scope.now) - start).total_seconds() / 3600)
-    lines = [
-        backend_economics(sums[name], histograms.get((name, "total"), {}),
-                          histograms.get((name, "ttft"), {}), busy.get(name, 0),
-                          gpus.get(name), paid_hours)
-        for name in sorted(sums)
-    ]
-    meta = (*_rollup_meta(period, scope, Dimension.BACKEND), ("hours_paid", f"{paid_hours:.2f}"))
+        model = await price(conn, period, scope.now, declared)
+        lines = await economics_lines(conn, period, model, zones)
+    meta = (*_priced_meta(period, scope, Dimension.BACKEND, model),
+            ("gpu_cost_usd", format_usd(model.gpu_micro_usd)),
+            ("idle_gpu_cost_usd", format_usd(model.idle_micro_usd)),
+            ("api_cost_usd", format_usd(model.api_micro_usd)))
     return economics_table(lines, meta)
 
 

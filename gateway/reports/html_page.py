@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from html import escape
 
+from gateway.reports.html_economics import economics_section
 from gateway.reports.page_data import QUANTILES, PageData, Share
 from gateway.reports.svg_charts import (
     HALF_WIDTH,
@@ -78,7 +79,8 @@ def share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "–"
 
 
-def render_page(data: PageData) -> str:
+def render_page(data: PageData, extra: Sequence[str] = ()) -> str:
+    """`extra`: sections rendered elsewhere (already escaped), after the page's own."""
     rng = data.range
     scope = f"tenant {rng.tenant}" if rng.tenant else "all tenants"
     title = f"Gateway report · {rng.since} – {rng.until}"
@@ -92,8 +94,10 @@ def render_page(data: PageData) -> str:
                  '<p class="note">Nothing was recorded for this range and tenant. Widen the '
                  "range (since, until) or check the tenant's name.</p></section>"]
     else:
-        parts = [head, _cards(data), _cost(data), _mix(data), _latency(data), _savings(data)]
-    parts.append("<footer>From the audit rollups (audit_daily, audit_latency). Costs in USD; "
+        parts = [head, _cards(data), _cost(data), _mix(data), _latency(data), _savings(data),
+                 economics_section(data.economics), *extra]
+    parts.append("<footer>From the audit rollups (audit_daily, audit_latency) and the recorded "
+                 "GPU deployments. Costs in USD; "
                  "percentiles are read from histograms with 10 % wide buckets.</footer>")
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -116,7 +120,11 @@ def _cards(data: PageData) -> str:
     return '<section class="cards" id="summary">' + "".join((
         _card("Requests", f"{data.requests:,}", f"{data.errors:,} errors"),
         _card("Cost", usd(data.cost_micro_usd),
-              f"{len(data.backends)} backend{'' if len(data.backends) == 1 else 's'}"),
+              f"APIs {usd(data.cost_micro_usd - data.gpu_micro_usd)} + GPU-hours "
+              f"{usd(data.gpu_micro_usd)}"),
+        _card("Idle GPUs", usd(data.idle_micro_usd),
+              f"{share(data.idle_micro_usd, data.gpu_micro_usd)} of the GPU-hours paid"
+              if data.gpu_micro_usd else "no GPU-hours paid"),
         _card("Baseline cost", usd(data.baseline_cost_micro_usd) if has_baseline else "–",
               "all on the baseline backend" if has_baseline else "no baseline recorded"),
         _card("Saved", usd(saved) if has_baseline else "–",
@@ -229,11 +237,16 @@ def _savings(data: PageData) -> str:
         for t in data.tenants
     )
     saved = data.baseline_cost_micro_usd - data.cost_micro_usd
+    if data.idle_micro_usd:
+        rows += (f"<tr><td>(idle GPUs)</td><td>0</td><td>{usd(data.idle_micro_usd)}</td>"
+                 f"<td>–</td><td>{usd(-data.idle_micro_usd)}</td><td>–</td></tr>")
     total = (f"<tr><th>Total</th><th>{data.requests:,}</th><th>{usd(data.cost_micro_usd)}</th>"
              f"<th>{usd(data.baseline_cost_micro_usd) if has_baseline else '–'}</th>"
              f"<th>{usd(saved) if has_baseline else '–'}</th>"
              f"<th>{share(saved, data.baseline_cost_micro_usd)}</th></tr>")
-    note = ("Actual cost against the cost had every request gone to the baseline backend."
+    note = ("Actual cost (API spend + each tenant's share of the GPU-hours paid, by tokens) "
+            "against the cost had every request gone to the baseline backend; the idle GPUs "
+            f"({usd(data.idle_micro_usd)}) are in the total, on no tenant."
             if has_baseline else "No baseline cost was recorded: actual cost only.")
     legend = _legend([(s.name, s.colour) for s in series])
     return (

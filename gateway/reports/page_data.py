@@ -1,5 +1,6 @@
-"""What the HTML report page shows, read from the daily rollups (never the raw log): cost per
-day by backend against the baseline, route mix, latency percentiles, savings per tenant."""
+"""What the HTML report page shows, priced by the one cost model (never the raw log): cost per
+day by backend (GPU-hours paid, idle ones apart) against the baseline, route mix, latency
+percentiles, savings per tenant, and each backend's unit economics."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.audit.deployments import DeclaredGpus
 from gateway.audit.rollup import percentile
-from gateway.db.audit_tables import audit_daily
+from gateway.reports.build import economics_lines, price
+from gateway.reports.cost_model import IDLE, CostModel
+from gateway.reports.economics import BackendEconomics
 from gateway.reports.periods import Period
 from gateway.reports.queries import RollupQuery, latency_histograms
 
@@ -32,6 +35,12 @@ class ReportRange:
     since: date  # inclusive, UTC days
     until: date  # inclusive
     tenant: str | None = None  # a tenant's name or id; None for all
+
+    def bounds(self, now: datetime) -> tuple[datetime, datetime]:
+        """The UTC instants the days cover, never past `now`."""
+        start = datetime(self.since.year, self.since.month, self.since.day, tzinfo=UTC)
+        end = datetime(self.until.year, self.until.month, self.until.day, tzinfo=UTC)
+        return start, max(start, min(end + timedelta(days=1), now))
 
     @property
     def days(self) -> list[date]:
@@ -63,10 +72,11 @@ class DailyTotals:
     zone: str
     requests: int
     errors: int
-    cost_micro_usd: int
+    cost_micro_usd: int  # the cost model's: API spend + this group's share of GPU-hours
     baseline_cost_micro_usd: int
     sensitive: int
     sensitive_external: int
+    gpu_micro_usd: int = 0  # the part of cost_micro_usd that is GPU-hours paid
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +114,14 @@ class PageData:
     tenants: tuple[TenantSavings, ...]
     requests: int
     errors: int
-    cost_micro_usd: int
+    cost_micro_usd: int  # API spend + GPU-hours paid (idle ones included)
     baseline_cost_micro_usd: int
     self_hosted_requests: int
     sensitive: int
     sensitive_kept_home: int
+    gpu_micro_usd: int = 0  # GPU-hours paid, idle included
+    idle_micro_usd: int = 0  # GPU-hours no request used (a series of its own in the chart)
+    economics: tuple[BackendEconomics, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -120,8 +133,10 @@ def build_page(
     daily: Iterable[DailyTotals],
     histograms: dict[tuple[str, str], dict[int, int]],
     generated_at: datetime,
+    economics: Sequence[BackendEconomics] = (),
 ) -> PageData:
-    """Pure: fold the rollup groups into what each chart draws."""
+    """Pure: fold the priced groups into what each chart draws. Groups on the IDLE backend are
+    GPU-hours no request used: cost, and nothing else."""
     days = tuple(rng.days)
     index = {d: i for i, d in enumerate(days)}
     cost: dict[str, list[int]] = {}
@@ -130,7 +145,8 @@ def build_page(
     by_rule: dict[str, int] = {}
     tenants: dict[str, list[Any]] = {}  # id → [name, requests, cost, baseline]
     totals = dict.fromkeys(
-        ("requests", "errors", "cost", "baseline", "home", "sensitive", "kept"), 0
+        ("requests", "errors", "cost", "baseline", "home", "sensitive", "kept", "gpu", "idle"),
+        0,
     )
     for g in daily:
         i = index.get(g.day)
@@ -138,6 +154,11 @@ def build_page(
             continue
         backend = g.backend or "(none chosen)"
         cost.setdefault(backend, [0] * len(days))[i] += g.cost_micro_usd
+        totals["cost"] += g.cost_micro_usd
+        totals["gpu"] += g.gpu_micro_usd
+        if backend == IDLE:
+            totals["idle"] += g.cost_micro_usd
+            continue
         baseline[i] += g.baseline_cost_micro_usd
         by_backend[backend] = by_backend.get(backend, 0) + g.requests
         rule = g.rule or "(no rule)"
@@ -148,12 +169,12 @@ def build_page(
         entry[3] += g.baseline_cost_micro_usd
         totals["requests"] += g.requests
         totals["errors"] += g.errors
-        totals["cost"] += g.cost_micro_usd
         totals["baseline"] += g.baseline_cost_micro_usd
         totals["home"] += g.requests if g.zone == SELF_HOSTED else 0
         totals["sensitive"] += g.sensitive
         totals["kept"] += g.sensitive - g.sensitive_external
-    order = sorted(by_backend, key=lambda b: (-sum(cost[b]), -by_backend[b], b))
+    # Idle GPUs last, whatever they cost: they are not a backend anyone was routed to.
+    order = sorted(cost, key=lambda b: (b == IDLE, -sum(cost[b]), -by_backend.get(b, 0), b))
     latency = tuple(
         Latency(
             backend,
@@ -184,6 +205,9 @@ def build_page(
         self_hosted_requests=totals["home"],
         sensitive=totals["sensitive"],
         sensitive_kept_home=totals["kept"],
+        gpu_micro_usd=totals["gpu"],
+        idle_micro_usd=totals["idle"],
+        economics=tuple(economics),
     )
 
 
@@ -191,51 +215,49 @@ def _shares(counts: dict[str, int]) -> tuple[Share, ...]:
     return tuple(Share(n, c) for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-async def load_page(engine: AsyncEngine, rng: ReportRange) -> PageData:
-    """Two grouped reads of the rollups; their size grows with days × backends, not requests."""
-    d = audit_daily.c
-    in_range = [d.day >= rng.since, d.day <= rng.until]
-    if rng.tenant is not None:
-        in_range.append(or_(d.tenant == rng.tenant, d.tenant_id == rng.tenant))
-    daily_query = (
-        select(
-            d.day, d.tenant_id, func.max(d.tenant).label("tenant"), d.backend, d.rule, d.zone,
-            *(func.sum(c).label(c.name) for c in (
-                d.requests, d.errors, d.cost_micro_usd, d.baseline_cost_micro_usd,
-                d.sensitive, d.sensitive_external,
-            )),
-        )
-        .where(*in_range)
-        .group_by(d.day, d.tenant_id, d.backend, d.rule, d.zone)
-    )
-    async with engine.connect() as conn:
-        daily = [_daily(r._asdict()) for r in await conn.execute(daily_query)]
-        tenant_ids = sorted({g.tenant_id for g in daily})
-        histograms = await _histograms(conn, rng, tenant_ids) if daily else {}
-    return build_page(rng, daily, histograms, datetime.now(UTC))
-
-
-async def _histograms(
-    conn: Any, rng: ReportRange, tenant_ids: Sequence[str]
-) -> dict[tuple[str, str], dict[int, int]]:
-    """The same histograms the economics report reads, for the page's days and tenant (a
-    tenant named on the page matched rows of exactly one id)."""
+async def load_page(engine: AsyncEngine, rng: ReportRange,
+                    declared: Sequence[DeclaredGpus] = (),
+                    zones: dict[str, str] | None = None) -> PageData:
+    """The cost model over the page's days (as every report prices them), folded per day,
+    tenant, backend and rule; its size grows with days × groups, not requests."""
     start = datetime(rng.since.year, rng.since.month, rng.since.day, tzinfo=UTC)
     end = datetime(rng.until.year, rng.until.month, rng.until.day, tzinfo=UTC)
     period = Period(start, end + timedelta(days=1))
+    now = datetime.now(UTC)
+    async with engine.connect() as conn:
+        model = await price(conn, period, now, declared)
+        daily = _fold(model, rng.tenant)
+        tenant_ids = sorted({g.tenant_id for g in daily if g.backend != IDLE})
+        histograms = await _histograms(conn, period, rng, tenant_ids) if daily else {}
+        economics = (await economics_lines(conn, period, model, zones or {})
+                     if rng.tenant is None else [])
+    return build_page(rng, daily, histograms, now, economics)
+
+
+def _fold(model: CostModel, tenant: str | None) -> list[DailyTotals]:
+    found: dict[tuple[Any, ...], list[Any]] = {}
+    for g in model.groups:
+        u = g.usage
+        if tenant is not None and tenant not in (u.tenant, u.tenant_id):
+            continue
+        entry = found.setdefault((u.day, u.tenant_id, u.backend, u.rule, u.zone),
+                                 [u.tenant, 0, 0, 0, 0, 0, 0, 0])
+        for k, v in enumerate((u.requests, u.errors, g.cost_micro_usd, u.baseline_micro_usd,
+                               u.sensitive, u.sensitive_external, g.gpu_micro_usd), start=1):
+            entry[k] += v
+    daily = [DailyTotals(day, tid, e[0], backend, rule, zone, *e[1:])
+             for (day, tid, backend, rule, zone), e in found.items()]
+    if tenant is None:  # idle GPUs are nobody's: not on one tenant's page
+        daily += [DailyTotals(d.day, "", "", IDLE, "", SELF_HOSTED, 0, 0, d.idle_micro_usd, 0,
+                              0, 0, d.idle_micro_usd)
+                  for d in model.gpu_days if d.idle_micro_usd]
+    return daily
+
+
+async def _histograms(
+    conn: Any, period: Period, rng: ReportRange, tenant_ids: Sequence[str]
+) -> dict[tuple[str, str], dict[int, int]]:
+    """The same histograms the economics report reads, for the page's days and tenant (a
+    tenant named on the page matched rows of exactly one id)."""
     tenant_id = tenant_ids[0] if rng.tenant is not None and tenant_ids else None
     return await latency_histograms(conn, RollupQuery(period, tenant_id=tenant_id))
-
-
-def _daily(r: dict[str, Any]) -> DailyTotals:
-    day = r["day"]
-    if isinstance(day, str):  # SQLite hands dates back as text under GROUP BY
-        day = date.fromisoformat(day)
-    return DailyTotals(
-        day=day, tenant_id=r["tenant_id"], tenant=r["tenant"], backend=r["backend"],
-        rule=r["rule"], zone=r["zone"],
-        **{k: int(r[k] or 0) for k in (
-            "requests", "errors", "cost_micro_usd", "baseline_cost_micro_usd", "sensitive",
-            "sensitive_external",
-        )},
-    )

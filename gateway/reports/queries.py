@@ -1,23 +1,23 @@
-"""The SQL of the rollup reports: cost, savings and the per-backend sums economics needs, read
+"""The SQL of the rollup reports: the usage groups the cost model prices, the per-backend sums
+economics needs, latency histograms and busy minutes, read
 from audit_daily, audit_latency and backend_busy_minutes (never the log itself, so months of
 traffic answer in milliseconds). One async function per question, each returning typed rows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Float, and_, case, cast, func, select
+from sqlalchemy import BigInteger, Float, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from gateway.audit.rollup import ALL_TENANTS
-from gateway.db.audit_tables import audit_daily, audit_latency, backend_busy_minutes
+from gateway.db.audit_tables import audit_daily, audit_latency
+from gateway.reports.cost_model import UsageGroup
 from gateway.reports.periods import Period
-
-SELF_HOSTED = "self_hosted"
 
 
 class Dimension(StrEnum):
@@ -36,32 +36,6 @@ class RollupQuery:
 
 
 @dataclass(frozen=True, slots=True)
-class CostLine:
-    key: str  # the dimension's value: tenant name, model, backend, rule or ISO day
-    requests: int
-    errors: int
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    cost_micro_usd: int
-
-
-@dataclass(frozen=True, slots=True)
-class SavingsLine:
-    key: str
-    requests: int
-    cost_micro_usd: int
-    baseline_cost_micro_usd: int
-    self_hosted_requests: int
-    api_requests: int  # served by a backend outside self_hosted
-    self_hosted_tokens: int
-    api_tokens: int
-    sensitive: int
-    sensitive_external: int
-    redacted: int
-
-
-@dataclass(frozen=True, slots=True)
 class BackendSums:
     backend: str
     zone: str
@@ -72,6 +46,7 @@ class BackendSums:
     cached_tokens: int
     cost_micro_usd: int
     decode_s_sum: float
+    decode_tokens: int
     kv_hit_sum: float
     kv_hit_count: int
 
@@ -93,72 +68,23 @@ def _where(query: RollupQuery, table: Any) -> list[ColumnElement[bool]]:
     return clauses
 
 
-def _key_column(by: Dimension) -> Any:
-    return {
-        Dimension.TENANT: audit_daily.c.tenant_id,
-        Dimension.MODEL: audit_daily.c.requested_model,
-        Dimension.BACKEND: audit_daily.c.backend,
-        Dimension.RULE: audit_daily.c.rule,
-        Dimension.DAY: audit_daily.c.day,
-    }[by]
-
-
-def _label(by: Dimension, row: Any) -> str:
-    if by is Dimension.TENANT:
-        return str(row.label)  # the name on its rows (ids group; names are for people)
-    if by is Dimension.DAY:
-        value = row.key
-        return value.isoformat() if isinstance(value, date) else str(value)
-    return str(row.key)
-
-
-async def cost_lines(conn: AsyncConnection, query: RollupQuery) -> list[CostLine]:
-    key = _key_column(query.by)
+async def usage_groups(conn: AsyncConnection, period: Period) -> list[UsageGroup]:
+    """Every audit_daily row of the range's days, for every tenant: GPU cost is shared among
+    everyone's requests, so even one tenant's share needs them all."""
+    first, last = period.days()
     d = audit_daily.c
-    stmt = (
-        select(key.label("key"), func.max(d.tenant).label("label"),
-               _total(d.requests).label("requests"), _total(d.errors).label("errors"),
-               _total(d.prompt_tokens).label("prompt_tokens"),
-               _total(d.completion_tokens).label("completion_tokens"),
-               _total(d.cached_tokens).label("cached_tokens"),
-               _total(d.cost_micro_usd).label("cost_micro_usd"))
-        .where(*_where(query, audit_daily))
-        .group_by(key)
-        .order_by(key)
-    )
+    stmt = select(
+        d.day, d.tenant_id, d.tenant, d.requested_model, d.backend, d.rule, d.zone, d.requests,
+        d.errors, d.prompt_tokens, d.completion_tokens, d.cached_tokens, d.cost_micro_usd,
+        d.baseline_cost_micro_usd, d.sensitive, d.sensitive_external, d.redacted,
+    ).where(d.day >= first, d.day <= last)
     return [
-        CostLine(_label(query.by, r), r.requests, r.errors, r.prompt_tokens,
-                 r.completion_tokens, r.cached_tokens, r.cost_micro_usd)
-        for r in await conn.execute(stmt)
-    ]
-
-
-async def savings_lines(conn: AsyncConnection, query: RollupQuery) -> list[SavingsLine]:
-    key = _key_column(query.by)
-    d = audit_daily.c
-    home = d.zone == SELF_HOSTED
-    away = and_(d.zone != SELF_HOSTED, d.zone != "")
-    tokens = d.prompt_tokens + d.completion_tokens
-    stmt = (
-        select(key.label("key"), func.max(d.tenant).label("label"),
-               _total(d.requests).label("requests"),
-               _total(d.cost_micro_usd).label("cost"),
-               _total(d.baseline_cost_micro_usd).label("baseline"),
-               _total(case((home, d.requests), else_=0)).label("home_requests"),
-               _total(case((away, d.requests), else_=0)).label("api_requests"),
-               _total(case((home, tokens), else_=0)).label("home_tokens"),
-               _total(case((away, tokens), else_=0)).label("api_tokens"),
-               _total(d.sensitive).label("sensitive"),
-               _total(d.sensitive_external).label("sensitive_external"),
-               _total(d.redacted).label("redacted"))
-        .where(*_where(query, audit_daily))
-        .group_by(key)
-        .order_by(key)
-    )
-    return [
-        SavingsLine(_label(query.by, r), r.requests, r.cost, r.baseline, r.home_requests,
-                    r.api_requests, r.home_tokens, r.api_tokens, r.sensitive,
-                    r.sensitive_external, r.redacted)
+        UsageGroup(
+            r.day if isinstance(r.day, date) else date.fromisoformat(str(r.day)), r.tenant_id,
+            r.tenant, r.requested_model, r.backend, r.rule, r.zone, r.requests, r.errors,
+            r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.cost_micro_usd,
+            r.baseline_cost_micro_usd, r.sensitive, r.sensitive_external, r.redacted,
+        )
         for r in await conn.execute(stmt)
     ]
 
@@ -173,6 +99,7 @@ async def backend_sums(conn: AsyncConnection, query: RollupQuery) -> list[Backen
                _total(d.cached_tokens).label("cached_tokens"),
                _total(d.cost_micro_usd).label("cost"),
                _fsum(d.decode_s_sum).label("decode_s"),
+               _total(d.decode_tokens).label("decode_tokens"),
                _fsum(d.kv_hit_sum).label("kv_hit_sum"),
                _total(d.kv_hit_count).label("kv_hit_count"))
         .where(*_where(query, audit_daily), d.backend != "")
@@ -181,7 +108,8 @@ async def backend_sums(conn: AsyncConnection, query: RollupQuery) -> list[Backen
     )
     return [
         BackendSums(r.backend, r.zone, r.requests, r.errors, r.prompt_tokens,
-                    r.completion_tokens, r.cached_tokens, r.cost, r.decode_s, r.kv_hit_sum,
+                    r.completion_tokens, r.cached_tokens, r.cost, r.decode_s, r.decode_tokens,
+                    r.kv_hit_sum,
                     r.kv_hit_count)
         for r in await conn.execute(stmt)
     ]
@@ -203,14 +131,3 @@ async def latency_histograms(conn: AsyncConnection, query: RollupQuery) -> Histo
     for r in await conn.execute(stmt):
         found.setdefault((r.backend, r.metric), {})[r.bucket] = r.n
     return found
-
-
-async def busy_minutes(conn: AsyncConnection, start: datetime, end: datetime) -> dict[str, int]:
-    """Minutes in [start, end) in which each backend served at least one request."""
-    b = backend_busy_minutes.c
-    stmt = (
-        select(b.backend, func.count().label("n"))
-        .where(b.minute >= start, b.minute < end)
-        .group_by(b.backend)
-    )
-    return {r.backend: int(r.n) for r in await conn.execute(stmt)}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gateway.audit.records import Row, ts_datetime
+from gateway.reports.breakdown import Line, total
+from gateway.reports.cost_model import IDLE
 from gateway.reports.economics import BackendEconomics
-from gateway.reports.queries import CostLine, SavingsLine
 from gateway.reports.render import Cell, Column, Kind, ReportTable
 
 Meta = tuple[tuple[str, str | None], ...]
@@ -20,37 +21,41 @@ def _columns(*spec: tuple[str, Kind]) -> tuple[Column, ...]:
     return tuple(Column(name, kind) for name, kind in spec)
 
 
-def cost_table(by: str, lines: Sequence[CostLine], meta: Meta) -> ReportTable:
+def _ordered(by: str, lines: Sequence[Line], rank: Callable[[Line], int]) -> list[Line]:
+    """Days read in order; everything else by `rank`; the idle-GPU line always last."""
+    idle = [x for x in lines if x.key == IDLE]
+    rest = [x for x in lines if x.key != IDLE]
+    if by != "day":
+        rest.sort(key=lambda x: (rank(x), x.key))
+    return rest + idle
+
+
+def cost_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
+    """cost_usd = api_cost_usd (what metered APIs charged) + gpu_cost_usd (this line's share
+    of the GPU-hours paid); the idle-GPU line holds what no request used."""
     columns = _columns(
         (by, Kind.TEXT), ("requests", Kind.COUNT), ("errors", Kind.COUNT),
         ("prompt_tokens", Kind.COUNT), ("completion_tokens", Kind.COUNT),
-        ("cached_tokens", Kind.COUNT), ("tokens", Kind.COUNT), ("cost_usd", Kind.USD),
+        ("cached_tokens", Kind.COUNT), ("tokens", Kind.COUNT), ("api_cost_usd", Kind.USD),
+        ("gpu_cost_usd", Kind.USD), ("cost_usd", Kind.USD),
     )
 
-    def cells(key: str, n: tuple[int, ...]) -> tuple[Cell, ...]:
-        requests, errors, prompt, completion, cached, cost = n
-        return (key, requests, errors, prompt, completion, cached, prompt + completion, cost)
+    def cells(x: Line) -> tuple[Cell, ...]:
+        return (x.key, x.requests, x.errors, x.prompt_tokens, x.completion_tokens,
+                x.cached_tokens, x.prompt_tokens + x.completion_tokens, x.api_micro_usd,
+                x.gpu_micro_usd, x.cost_micro_usd)
 
-    def numbers(x: CostLine) -> tuple[int, ...]:
-        return (x.requests, x.errors, x.prompt_tokens, x.completion_tokens, x.cached_tokens,
-                x.cost_micro_usd)
-
-    # Days read in order; everything else reads biggest spender first.
-    ordered = lines if by == "day" else sorted(lines, key=lambda x: (-x.cost_micro_usd, x.key))
-    totals = tuple(sum(col) for col in zip(*(numbers(x) for x in lines), strict=True)) \
-        if lines else (0,) * 6
-    return ReportTable("cost", columns, tuple(cells(x.key, numbers(x)) for x in ordered),
-                       cells("total", totals), meta)
+    ordered = _ordered(by, lines, lambda x: -x.cost_micro_usd)
+    return ReportTable("cost", columns, tuple(cells(x) for x in ordered),
+                       cells(total(list(lines))), meta)
 
 
-SAVINGS_FIELDS = ("requests", "cost_micro_usd", "baseline_cost_micro_usd",
-                  "self_hosted_requests", "api_requests", "self_hosted_tokens", "api_tokens",
-                  "sensitive", "sensitive_external", "redacted")
-
-
-def savings_table(by: str, lines: Sequence[SavingsLine], meta: Meta) -> ReportTable:
+def savings_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
+    """saved_usd = baseline_usd − cost_usd, with cost_usd as in the cost report: the GPU-hours
+    paid count against the savings, idle ones included (on their own line)."""
     columns = _columns(
-        (by, Kind.TEXT), ("requests", Kind.COUNT), ("cost_usd", Kind.USD),
+        (by, Kind.TEXT), ("requests", Kind.COUNT), ("api_cost_usd", Kind.USD),
+        ("gpu_cost_usd", Kind.USD), ("cost_usd", Kind.USD),
         ("baseline_usd", Kind.USD), ("saved_usd", Kind.USD), ("saved_share", Kind.RATIO),
         ("self_hosted_requests", Kind.COUNT), ("api_requests", Kind.COUNT),
         ("self_hosted_share", Kind.RATIO), ("self_hosted_token_share", Kind.RATIO),
@@ -58,26 +63,21 @@ def savings_table(by: str, lines: Sequence[SavingsLine], meta: Meta) -> ReportTa
         ("sensitive_external", Kind.COUNT), ("redacted", Kind.COUNT),
     )
 
-    def cells(key: str, n: dict[str, int]) -> tuple[Cell, ...]:
-        saved = n["baseline_cost_micro_usd"] - n["cost_micro_usd"]
-        served = n["self_hosted_requests"] + n["api_requests"]
-        tokens = n["self_hosted_tokens"] + n["api_tokens"]
+    def cells(x: Line) -> tuple[Cell, ...]:
+        served = x.self_hosted_requests + x.api_requests
+        tokens = x.self_hosted_tokens + x.api_tokens
         return (
-            key, n["requests"], n["cost_micro_usd"], n["baseline_cost_micro_usd"], saved,
-            _share(saved, n["baseline_cost_micro_usd"]), n["self_hosted_requests"],
-            n["api_requests"], _share(n["self_hosted_requests"], served),
-            _share(n["self_hosted_tokens"], tokens), n["sensitive"],
-            n["sensitive"] - n["sensitive_external"], n["sensitive_external"], n["redacted"],
+            x.key, x.requests, x.api_micro_usd, x.gpu_micro_usd, x.cost_micro_usd,
+            x.baseline_micro_usd, x.saved_micro_usd,
+            _share(x.saved_micro_usd, x.baseline_micro_usd), x.self_hosted_requests,
+            x.api_requests, _share(x.self_hosted_requests, served),
+            _share(x.self_hosted_tokens, tokens), x.sensitive,
+            x.sensitive - x.sensitive_external, x.sensitive_external, x.redacted,
         )
 
-    def numbers(x: SavingsLine) -> dict[str, int]:
-        return {f: getattr(x, f) for f in SAVINGS_FIELDS}
-
-    ordered = lines if by == "day" else sorted(
-        lines, key=lambda x: (x.cost_micro_usd - x.baseline_cost_micro_usd, x.key))
-    totals = {f: sum(getattr(x, f) for x in lines) for f in SAVINGS_FIELDS}
-    return ReportTable("savings", columns, tuple(cells(x.key, numbers(x)) for x in ordered),
-                       cells("total", totals), meta)
+    ordered = _ordered(by, lines, lambda x: -x.saved_micro_usd)
+    return ReportTable("savings", columns, tuple(cells(x) for x in ordered),
+                       cells(total(list(lines))), meta)
 
 
 def economics_table(lines: Sequence[BackendEconomics], meta: Meta) -> ReportTable:
@@ -85,21 +85,28 @@ def economics_table(lines: Sequence[BackendEconomics], meta: Meta) -> ReportTabl
         ("backend", Kind.TEXT), ("zone", Kind.TEXT), ("requests", Kind.COUNT),
         ("errors", Kind.COUNT), ("prompt_tokens", Kind.COUNT),
         ("completion_tokens", Kind.COUNT), ("output_input_ratio", Kind.RATIO),
-        ("output_tokens_per_s", Kind.RATE), ("tokens_per_gpu_hour", Kind.RATE),
-        ("cost_usd", Kind.USD), ("gpu_cost_usd", Kind.USD), ("usd_per_1k_tokens", Kind.USD),
+        ("decode_tokens_per_s", Kind.RATE), ("prompt_tokens_per_gpu_s", Kind.RATE),
+        ("output_tokens_per_gpu_s", Kind.RATE), ("tokens_per_gpu_hour", Kind.RATE),
+        ("gpu_hours_paid", Kind.RATIO), ("api_cost_usd", Kind.USD),
+        ("gpu_cost_usd", Kind.USD), ("idle_gpu_cost_usd", Kind.USD),
+        ("usd_per_1k_tokens", Kind.USD),
         ("latency_p50_s", Kind.SECONDS), ("latency_p95_s", Kind.SECONDS),
         ("latency_p99_s", Kind.SECONDS), ("ttft_p50_s", Kind.SECONDS),
         ("ttft_p95_s", Kind.SECONDS), ("ttft_p99_s", Kind.SECONDS),
         ("kv_hit_rate", Kind.RATIO), ("cached_share", Kind.RATIO), ("busy_share", Kind.RATIO),
+        ("gpu_util", Kind.RATIO), ("gpu_memory_used_bytes", Kind.COUNT),
     )
     rows = tuple(
         (e.backend, e.zone, e.requests, e.errors, e.prompt_tokens, e.completion_tokens,
-         e.output_input_ratio, e.output_tokens_per_s, e.tokens_per_gpu_hour, e.cost_micro_usd,
-         e.gpu_cost_micro_usd, e.usd_per_1k_micro, *e.latency_s, *e.ttft_s, e.kv_hit_rate,
-         e.cached_share, e.busy_share)
+         e.output_input_ratio, e.decode_tokens_per_s, e.prompt_tokens_per_gpu_s,
+         e.output_tokens_per_gpu_s, e.tokens_per_gpu_hour, e.gpu_hours_paid,
+         e.api_cost_micro_usd, e.gpu_cost_micro_usd, e.idle_gpu_micro_usd, e.usd_per_1k_micro,
+         *e.latency_s, *e.ttft_s, e.kv_hit_rate, e.cached_share, e.busy_share, e.gpu_util,
+         e.gpu_memory_used_bytes)
         for e in lines
     )
-    # No totals line: percentiles and shares of different deployments do not add up.
+    # No totals line: percentiles and shares of different deployments do not add up (the
+    # money totals are in the metadata: gpu_cost_usd, idle_gpu_cost_usd, api_cost_usd).
     return ReportTable("economics", columns, rows, None, meta)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.audit.records import Row
 from gateway.budget.pricing import cost_micro_usd
@@ -20,6 +20,7 @@ from gateway.errors import GatewayError, PermissionDenied
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicySet
 from gateway.routing.replay_features import FeatureKey, FeatureKeys
+from gateway.routing.replay_load import AFTER, BEFORE, LoadTally, replay_loads
 from gateway.routing.replay_report import Leak, ReplayReport, Tally, build_report
 from gateway.types import (
     Complexity,
@@ -44,7 +45,8 @@ COLUMNS = (
     "request_id", "tenant_id", "tenant", "key_id", "endpoint", "requested_model", "backend",
     "zone", "rule", "outcome", "prompt_tokens", "completion_tokens", "cached_tokens",
     "max_output_tokens", "prompt_tokens_exact", "complexity", "p_strong", "sensitivity",
-    "tags", "cost_micro_usd", "predicted_ttft_s", "over_soft_limit", "trace",
+    "tags", "cost_micro_usd", "predicted_ttft_s", "over_soft_limit", "trace", "ts",
+    "duration_s", "baseline_cost_micro_usd",
 )
 MAX_CACHED = 200_000  # distinct feature tuples kept; cleared when full (memory stays bounded)
 
@@ -106,6 +108,7 @@ class Replayer:
         # features → outcome per rotation tried (rotation 0 always; others on demand)
         self._cache: dict[FeatureKey, dict[int, Outcome]] = {}
         self._tally = Tally()
+        self._load = LoadTally()
         self._started_s = time.perf_counter()
 
     def add(self, rows: Iterable[Row]) -> None:
@@ -123,7 +126,8 @@ class Replayer:
 
     def report(self, policy_name: str, since: str, until: str) -> ReplayReport:
         elapsed = time.perf_counter() - self._started_s
-        return build_report(self._tally, policy_name, since, until, elapsed)
+        report = build_report(self._tally, policy_name, since, until, elapsed)
+        return replace(report, loads=replay_loads(self._load))
 
     def _replay(self, row: Row) -> None:
         tally = self._tally
@@ -136,6 +140,9 @@ class Replayer:
                          bool(row["sensitivity"]))
             return
         backend = self._policy.backends[outcome.backend]
+        if before:
+            self._load.add(BEFORE, before, row)
+        self._load.add(AFTER, outcome.backend, row)
         usage = Usage(row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"])
         tally.route(
             tenant=row["tenant"] or row["tenant_id"],

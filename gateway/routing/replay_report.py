@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gateway.audit.records import ts_datetime
+from gateway.routing.replay_load import ReplayLoad
 
 DENIED, UNROUTABLE = "(denied)", "(unroutable)"
 MAX_REASONS = 50  # distinct refusal messages kept; the rest are counted together
@@ -137,6 +138,8 @@ class ReplayReport:
     leaks: tuple[Leak, ...]
     decisions: int  # decide() calls; the rest were answered from the cache
     elapsed_s: float
+    loads: tuple[ReplayLoad, ...] = ()  # per backend before and after: for capacity
+
 
     @property
     def changed_share(self) -> float:
@@ -158,6 +161,7 @@ class ReplayReport:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["loads"]  # the command sizes GPUs from them and reports that instead
         data["note"] = NOT_MOMENTS
         data["changed_share"] = round(self.changed_share, 6)
         data["rows_per_s"] = round(self.rows_per_s)

@@ -222,7 +222,10 @@ def test_the_cli_page_shows_injected_names_as_text_and_empty_ranges_plainly(
         assert page.tab.locator("#savings img, #savings script").count() == 0
         assert EVIL in page.texts("#savings td")  # shown as the text it is
         assert f"{EVIL_NAME}-backend" in page.texts("#cost .legend li")
-        assert page.tab.locator("svg.chart").count() == 6
+        # Six charts, plus unit economics' $ per 1K tokens and decode speed; no GPU is
+        # declared here (no --policy), so no busy-share or tokens-per-GPU-hour chart.
+        assert page.tab.locator("svg.chart").count() == 8
+        assert page.tab.locator("#economics svg.chart").count() == 2
         page.screenshot(tmp_path / "report_cli.png")
         page.tab.goto(empty.as_uri())
         assert page.tab.locator("#empty h2").inner_text() == "No requests in this range"

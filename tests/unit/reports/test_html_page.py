@@ -10,6 +10,8 @@ from datetime import UTC, date, datetime
 import pytest
 
 from gateway.audit.rollup import latency_bucket
+from gateway.reports.cost_model import IDLE
+from gateway.reports.economics import BackendEconomics, GpuPaid, backend_economics
 from gateway.reports.html_page import render_page, seconds, usd
 from gateway.reports.page_data import (
     MAX_DAYS,
@@ -19,6 +21,7 @@ from gateway.reports.page_data import (
     build_page,
     report_range,
 )
+from gateway.reports.queries import BackendSums
 from gateway.reports.svg_charts import log_ticks, nice_ticks
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -158,3 +161,22 @@ def test_a_long_range_keeps_the_day_labels_readable() -> None:
     day_labels = [t for t in cost.iter("{http://www.w3.org/2000/svg}text")
                   if t.get("text-anchor") == "middle"]
     assert 5 <= len(day_labels) <= 12
+
+
+def test_idle_gpus_and_unit_economics_are_on_the_page() -> None:
+    paid_gpu = replace(GROUP, cost_micro_usd=4_000_000, gpu_micro_usd=4_000_000)
+    idle = DailyTotals(date(2026, 11, 17), "", "", IDLE, "", "self_hosted", 0, 0, 20_000_000,
+                       0, 0, 0, 20_000_000)
+    sums = BackendSums("<b>llama</b>", "self_hosted", 10, 0, 8000, 2000, 0, 0, 4.0, 190, 0.0, 0)
+    owned: BackendEconomics = backend_economics(
+        sums, {}, {}, GpuPaid(86_400.0, 86_400.0, 24_000_000, 60, 20_000_000))
+    data = build_page(RANGE, [paid_gpu, AWAY, idle], {}, NOW, [owned])
+    assert data.idle_micro_usd == 20_000_000
+    assert data.cost_micro_usd == 4_000_000 + 25_000 + 20_000_000
+    assert data.gpu_micro_usd == 24_000_000
+    assert [t.tenant for t in data.tenants] == ["acme"]  # the idle GPUs are nobody's
+    page = render_page(data)
+    assert "Idle GPUs" in page and usd(20_000_000) in page
+    assert '<section id="economics">' in page
+    assert "&lt;b&gt;llama&lt;/b&gt;" in page and "<b>llama</b>" not in page
+    assert len(svgs(page)) >= 8  # cost, two mixes, two latency, savings, four economics

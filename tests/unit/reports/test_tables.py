@@ -7,40 +7,48 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gateway.audit.deployments import DeclaredGpus
 from gateway.audit.records import event_row
 from gateway.errors import InvalidRequest
 from gateway.policy.loader import parse_policy
 from gateway.reports.audit_rows import Cursor, check_limit
-from gateway.reports.gpus import gpu_facts
-from gateway.reports.queries import CostLine, SavingsLine
+from gateway.reports.breakdown import Line
+from gateway.reports.cost_model import IDLE
+from gateway.reports.gpus import declared_gpus
 from gateway.reports.tables import audit_table, cost_table, savings_table
 from tests.support.audit_events import make_event
 
 
 def test_cost_totals_add_up_and_big_spenders_come_first() -> None:
-    lines = [CostLine("acme", 3, 1, 300, 60, 10, 1_000), CostLine("beta", 1, 0, 100, 20, 0, 9_000)]
+    lines = [Line("acme", 3, 1, 300, 60, 10, api_micro_usd=400, gpu_micro_usd=600),
+             Line("beta", 1, 0, 100, 20, 0, api_micro_usd=9_000),
+             Line(IDLE, gpu_micro_usd=50_000)]
     table = cost_table("tenant", lines, ())
-    assert [r[0] for r in table.rows] == ["beta", "acme"]
-    assert table.rows[0] == ("beta", 1, 0, 100, 20, 0, 120, 9_000)
-    assert table.totals == ("total", 4, 1, 400, 80, 10, 480, 10_000)
+    # The idle GPUs come last whatever they cost: they are no tenant's.
+    assert [r[0] for r in table.rows] == ["beta", "acme", IDLE]
+    assert table.rows[1] == ("acme", 3, 1, 300, 60, 10, 360, 400, 600, 1_000)
+    assert table.totals == ("total", 4, 1, 400, 80, 10, 480, 9_400, 50_600, 60_000)
     assert cost_table("day", lines, ()).rows[0][0] == "acme"  # days keep their order
 
 
 def test_an_empty_cost_report_totals_zero() -> None:
-    assert cost_table("tenant", [], ()).totals == ("total", 0, 0, 0, 0, 0, 0, 0)
+    assert cost_table("tenant", [], ()).totals == ("total", 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
-def test_savings_against_the_baseline() -> None:
-    line = SavingsLine("acme", requests=10, cost_micro_usd=2_000, baseline_cost_micro_usd=8_000,
-                       self_hosted_requests=6, api_requests=3, self_hosted_tokens=900,
-                       api_tokens=100, sensitive=4, sensitive_external=1, redacted=1)
-    table = savings_table("tenant", [line], ())
+def test_savings_count_the_gpu_hours_paid() -> None:
+    line = Line("acme", requests=10, api_micro_usd=500, gpu_micro_usd=1_500,
+                baseline_micro_usd=8_000, self_hosted_requests=6, api_requests=3,
+                self_hosted_tokens=900, api_tokens=100, sensitive=4, sensitive_external=1,
+                redacted=1)
+    table = savings_table("tenant", [line, Line(IDLE, gpu_micro_usd=7_000)], ())
     row = dict(zip((c.name for c in table.columns), table.rows[0], strict=True))
-    assert row["saved_usd"] == 6_000 and row["saved_share"] == 0.75
+    assert (row["cost_usd"], row["saved_usd"], row["saved_share"]) == (2_000, 6_000, 0.75)
     assert row["self_hosted_share"] == 6 / 9  # of the requests some backend served
     assert row["self_hosted_token_share"] == 0.9
     assert (row["sensitive"], row["sensitive_kept_home"], row["sensitive_external"]) == (4, 3, 1)
-    assert table.totals is not None and table.totals[4] == 6_000
+    totals = dict(zip((c.name for c in table.columns), table.totals or (), strict=True))
+    # The idle GPUs were paid for: they eat the savings.
+    assert (totals["cost_usd"], totals["saved_usd"]) == (9_000, -1_000)
 
 
 def test_audit_cells() -> None:
@@ -99,7 +107,5 @@ rules:
 """
 
 
-def test_gpu_facts_come_from_the_compiled_policy() -> None:
-    facts = gpu_facts(parse_policy(POLICY))
-    assert set(facts) == {"llama"}
-    assert facts["llama"].hourly_usd == 4.5 and facts["llama"].count == 2
+def test_declared_gpus_come_from_the_compiled_policy() -> None:
+    assert declared_gpus(parse_policy(POLICY)) == [DeclaredGpus("llama", 4_500_000, 2)]

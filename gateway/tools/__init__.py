@@ -1,0 +1,1 @@
+"""Offline work that combines siblings: capacity planning."""

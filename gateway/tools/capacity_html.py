@@ -1,0 +1,59 @@
+"""The report page's capacity section: `gateway plan --from-audit` for the page's days, as
+HTML (per self-hosted deployment: the GPUs its busiest minute needs, their monthly cost, the
+same traffic on the baseline API, the break-even QPS and what spilling the peak would save).
+Every name is escaped."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from html import escape
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.policy.loader import PolicySet
+from gateway.tools.audit_plan import DeploymentPlan
+from gateway.tools.fleet_plan import DEFAULTS, plans
+from gateway.tools.observed import observed_loads
+
+
+async def capacity_section(engine: AsyncEngine, policy: PolicySet, start: datetime,
+                           end: datetime) -> str:
+    async with engine.connect() as conn:
+        loads = await observed_loads(conn, start, end)
+    return render_capacity(plans(policy, loads, DEFAULTS, None))
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def render_capacity(found: list[DeploymentPlan | tuple[str, str]]) -> str:
+    if not found:
+        return ""
+    rows = []
+    for p in found:
+        if isinstance(p, tuple):
+            rows.append(f'<tr><td>{escape(p[0])}</td><td colspan="8">not sized: '
+                        f"{escape(p[1])}</td></tr>")
+            continue
+        o = p.observed
+        best = max(p.spills, key=lambda s: s.saved_monthly_usd, default=None)
+        spill = (f"{best.share:.0%} of minutes: saves {_usd(best.saved_monthly_usd)}"
+                 if best is not None and best.saved_monthly_usd > 0 else "–")
+        rows.append(
+            f"<tr><td>{escape(p.backend)}</td><td>{o.peak_sessions:,.2f}</td>"
+            f"<td>{o.peak_qps:,.3f}</td><td>{o.prompt_tokens_p90:,} / "
+            f"{o.output_tokens_p90:,}</td><td>{p.plan.gpus:,}</td>"
+            f"<td>{_usd(p.plan.monthly_usd)}</td><td>{_usd(p.baseline_monthly_usd)}</td>"
+            f"<td>{'–' if p.break_even_qps is None else f'{p.break_even_qps:,.3f}'}</td>"
+            f"<td>{spill}</td></tr>")
+    return (
+        '<section id="capacity"><h2>Capacity</h2><p class="note">What each self-hosted '
+        "deployment needs for the busiest minute of the range with 20 % headroom (as "
+        "<code>gateway plan --from-audit</code> sizes it), against the same traffic on the "
+        "baseline API. Owning beats renting above the break-even QPS.</p>"
+        "<table><thead><tr><th>Deployment</th><th>Peak in flight</th><th>Peak QPS</th>"
+        "<th>p90 prompt / output</th><th>GPUs needed</th><th>Monthly</th>"
+        "<th>Baseline API monthly</th><th>Break-even QPS</th><th>Best spill</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
