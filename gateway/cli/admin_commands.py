@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from gateway.audit.admin_log import AdminLog, cli_actor
 from gateway.cli.database import Database, print_table, run_with_database
-from gateway.db.migrate import current_revision, upgrade
-from gateway.settings import Settings
-from gateway.tenancy.repository import TenantRepository
+
+if TYPE_CHECKING:  # the database layer loads when a command runs (cli/main.py)
+    from gateway.settings import Settings
+    from gateway.tenancy.repository import TenantRepository
 
 T = TypeVar("T")
 
@@ -24,6 +24,7 @@ def _run(work: Callable[[TenantRepository, Settings], Awaitable[T]]) -> T:
 @click.option("--revision", default="head", show_default=True)
 def migrate(revision: str) -> None:
     """Apply database migrations (GATEWAY_DATABASE_URL)."""
+    from gateway.db.migrate import current_revision, upgrade
 
     async def work(db: Database) -> str | None:
         await upgrade(db.engine, revision)
@@ -42,6 +43,8 @@ def keys() -> None:
 @click.option("--name", default=None, help="a label for the key")
 def keys_create(tenant: str, name: str | None) -> None:
     """Create a key. It is printed once, on the last line; only its hash is stored."""
+    from gateway.audit.admin_log import AdminLog, cli_actor
+
 
     async def work(db: Database) -> tuple[str, str]:
         existed = await db.tenants.get_tenant(tenant)
@@ -79,6 +82,8 @@ def keys_list(tenant: str | None) -> None:
 @click.argument("key_id")
 def keys_revoke(key_id: str) -> None:
     """Revoke a key by id (takes effect within the key cache TTL on running gateways)."""
+    from gateway.audit.admin_log import AdminLog, cli_actor
+
 
     async def work(db: Database) -> bool:
         revoked = await db.tenants.revoke_key(key_id)
@@ -120,6 +125,8 @@ def tenants_enable(name: str) -> None:
 
 
 def _set_enabled(name: str, enabled: bool) -> None:
+    from gateway.audit.admin_log import AdminLog, cli_actor
+
     async def work(db: Database) -> bool:
         changed = await db.tenants.set_enabled(name, enabled)
         if changed:

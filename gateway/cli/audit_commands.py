@@ -6,36 +6,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.admin_log import AdminLog, cli_actor
-from gateway.audit.journal_check import Unwritten, unwritten
-from gateway.audit.partitions import (
-    MONTHS_AHEAD,
-    PruneResult,
-    ensure_partitions,
-    is_postgres,
-    list_partitions,
-    prune,
-)
-from gateway.audit.quarantine import (
-    Entry,
-    QuarantineFile,
-    quarantine_path,
-    read_quarantine,
-    refusal_message,
-    refused,
-)
-from gateway.audit.records import ts_datetime
-from gateway.audit.repository import AuditRepository
-from gateway.audit.verify import Break, Gap, VerifyReport
-from gateway.audit.verify_reading import verify_range
 from gateway.cli.database import run_with_database
 from gateway.cli.time_range import SYNTAX, instant, since_option, until_option
-from gateway.settings import Settings
+
+if TYPE_CHECKING:  # loaded when a command runs: usage errors answer at once
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from gateway.audit.journal_check import Unwritten
+    from gateway.audit.partitions import (
+        PruneResult,
+    )
+    from gateway.audit.quarantine import (
+        Entry,
+    )
+    from gateway.audit.verify import Break, Gap, VerifyReport
 
 T = TypeVar("T")
 
@@ -50,6 +38,9 @@ QUARANTINE = click.option(
 
 
 def _quarantine_file(given: Path | None) -> Path:
+    from gateway.audit.quarantine import quarantine_path
+    from gateway.settings import Settings
+
     return given if given is not None else quarantine_path(Settings().spool_dir)
 
 
@@ -68,6 +59,8 @@ def _run(database_url: str | None, work: Callable[[AsyncEngine], Awaitable[T]]) 
 
 
 def _when(ts_us: int | None) -> str:
+    from gateway.audit.records import ts_datetime
+
     return "-" if ts_us is None else ts_datetime(ts_us).isoformat()
 
 
@@ -110,6 +103,11 @@ def verify(since: str | None, until: str | None, journal_dir: Path | None,
     fills: those are listed, and the exit status is 3 if they are all that is missing.
     Rows a local journal or spool holds that the database lacks, left by a gateway that is
     not running, give exit status 4 (start a gateway on that directory: it replays them)."""
+    from gateway.audit.journal_check import unwritten
+    from gateway.audit.quarantine import read_quarantine
+    from gateway.audit.verify_reading import verify_range
+    from gateway.settings import Settings
+
     start = instant(since, end=False, param="since") if since else None
     end = instant(until, end=True, param="until") if until else None
     path = _quarantine_file(quarantine_file)
@@ -162,6 +160,9 @@ def prune_command(older_than: str, dry_run: bool, database_url: str | None) -> N
     """Remove request rows and stored content older than the cutoff. Postgres drops whole
     monthly partitions (a month straddling the cutoff stays until all of it is older);
     daily rollups and the admin log are kept."""
+    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.partitions import prune
+
     now = datetime.now(UTC)
     cutoff = parse_cutoff(older_than, now)
     if cutoff > now:
@@ -188,11 +189,13 @@ def prune_command(older_than: str, dry_run: bool, database_url: str | None) -> N
 
 @audit.command("partitions")
 @click.option("--ensure-ahead", type=click.IntRange(0, 36), default=None,
-              help=f"first create partitions for this month and N ahead (the gateway keeps "
-                   f"{MONTHS_AHEAD})")
+              help="first create partitions for this month and N ahead (a running gateway "
+                   "keeps some ahead on its own)")
 @DATABASE_URL
 def partitions_command(ensure_ahead: int | None, database_url: str | None) -> None:
     """List audit_log's monthly partitions (Postgres) with their bounds and row counts."""
+    from gateway.audit.partitions import ensure_partitions, is_postgres, list_partitions
+
 
     async def work(engine: AsyncEngine) -> tuple[list[str], list[tuple[str, str, int | None]]]:
         if not is_postgres(engine):
@@ -219,6 +222,8 @@ def quarantine_command(retry: bool, quarantine_file: Path | None,
                        database_url: str | None) -> None:
     """List the audit rows the database refused, kept in the quarantine file beside the
     spool. --retry inserts those still waiting (exits 1 if any is refused again)."""
+    from gateway.audit.quarantine import read_quarantine
+
     path = _quarantine_file(quarantine_file)
     entries = read_quarantine(path)
     waiting = [e for e in entries if not e.stored]
@@ -242,6 +247,10 @@ async def _retry(engine: AsyncEngine, path: Path,
                  waiting: list[Entry]) -> dict[tuple[str, int], str]:
     """Insert each row on its own (one refusal must not hold the others back); an
     unavailable database ends the run, keeping what was stored so far."""
+    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.quarantine import QuarantineFile, refusal_message, refused
+    from gateway.audit.repository import AuditRepository
+
     repository, stored, failed = AuditRepository(engine), [], {}
     try:
         for entry in waiting:

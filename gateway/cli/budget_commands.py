@@ -5,24 +5,19 @@ what is left, read straight from the shared budget store)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
-from pydantic import BaseModel, ValidationError
 
-from gateway.audit.admin_log import AdminLog, cli_actor
-from gateway.budget.limits import BudgetUnavailable, ScopeLimits, check_scope
-from gateway.budget.pricing import format_usd
-from gateway.budget.redis_store import RedisBudgetStore
 from gateway.cli.database import Database, run_with_database
-from gateway.policy.loader import PolicyError, PolicySet, load_policy
-from gateway.policy.schema import BudgetSpec, LimitsSpec, TenantSpec
-from gateway.routing.limits import LimitsResolver
-from gateway.routing.usage import usage_report
-from gateway.settings import Settings
-from gateway.tenancy.repository import TenantRow
-from gateway.types import TenantContext
+
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from pydantic import BaseModel
+
+    from gateway.budget.limits import ScopeLimits
+    from gateway.policy.loader import PolicySet
+    from gateway.tenancy.repository import TenantRow
 
 T = TypeVar("T")
 # Admin tools wait longer for Redis than a request does: nobody is queueing behind them.
@@ -36,6 +31,9 @@ _run = run_with_database
 
 
 def _policy(path: Path | None) -> PolicySet:
+    from gateway.policy.loader import PolicyError, load_policy
+    from gateway.settings import Settings
+
     path = path or Settings().policy_path
     try:
         return load_policy(path)
@@ -58,6 +56,10 @@ async def _effective(
 ) -> tuple[ScopeLimits, ...]:
     """The scopes a request of this tenant (with this key, and every tag anyone limited)
     would be admitted against: the gateway's own resolution, without its cache."""
+    from gateway.policy.schema import TenantSpec
+    from gateway.routing.limits import LimitsResolver
+    from gateway.types import TenantContext
+
     spec = policy.tenant_specs.get(row.name, TenantSpec())
     overrides = await db.limits.overrides(row.id)
     tags = dict.fromkeys([*spec.tags, *(s[4:] for s in sorted(overrides) if s.startswith("tag:"))])
@@ -69,6 +71,8 @@ async def _effective(
 
 
 def _usd(micro: int | None) -> str | None:
+    from gateway.budget.pricing import format_usd
+
     return None if micro is None else format_usd(micro)
 
 
@@ -184,6 +188,8 @@ def _merge(current: dict[str, Any] | None, given: dict[str, Any]) -> dict[str, A
 
 def _validated(model: type[BaseModel], fields: dict[str, Any] | None) -> dict[str, Any] | None:
     """The override as the admin API stores it, after the policy schema's own checks."""
+    from pydantic import ValidationError
+
     if fields is None:
         return None
     try:
@@ -215,6 +221,10 @@ def set_limits(tenant: str, scope: str, **values: Any) -> None:
     """Override one scope's budget and rate limits for TENANT. Options not given keep the
     override's current value; `none` drops one (unlimited, or the policy's default). Running
     gateways apply it within GATEWAY_LIMITS_CACHE_TTL_S."""
+    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.budget.limits import check_scope
+    from gateway.policy.schema import BudgetSpec, LimitsSpec
+
     try:
         check_scope(scope)
     except ValueError as exc:
@@ -253,6 +263,9 @@ def _compact(fields: dict[str, Any] | None) -> str:
 @click.option("--scope", required=True, help="tenant, key:<key id> or tag:<tag>")
 def clear(tenant: str, scope: str) -> None:
     """Drop a scope's override: the policy file's setting applies again."""
+    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.budget.limits import check_scope
+
     try:
         check_scope(scope)
     except ValueError as exc:
@@ -279,6 +292,11 @@ def clear(tenant: str, scope: str) -> None:
 def usage(tenant: str, key_id: str | None, policy_path: Path | None, as_json: bool) -> None:
     """Spend today and this month, reservations in flight and what is left, per scope of
     TENANT, read from the shared budget store (GATEWAY_REDIS_URL)."""
+    from gateway.budget.limits import BudgetUnavailable
+    from gateway.budget.redis_store import RedisBudgetStore
+    from gateway.routing.usage import usage_report
+    from gateway.settings import Settings
+
     settings = Settings()
     if not settings.redis_url:
         # The embedded store is a dict inside the serving process: nothing to read from here.

@@ -12,21 +12,22 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import numpy as np
 
-from gateway.classify.complexity import DEFAULT_MODEL_PATH, ComplexityModel, ComplexityModelError
-from gateway.classify.complexity_train import (
-    Outcome,
-    Split,
-    TrainConfig,
-    load_outcomes,
-    split_outcomes,
-    train_model,
-    write_model,
-)
-from gateway.classify.routing_metrics import RouterReport, report_router
+from gateway.classify.complexity import DEFAULT_MODEL_PATH  # light: no numpy, no sklearn
+
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    import numpy as np
+
+    from gateway.classify.complexity import ComplexityModel
+    from gateway.classify.complexity_train import (
+        Outcome,
+        Split,
+    )
+    from gateway.classify.routing_metrics import RouterReport
+
 
 # Cost assumption for "cost saved": prompt tokens only, estimated as characters / 4 (English
 # text), at one blended price per model; e.g. Mixtral-class $0.6/M vs GPT-4-class $10/M.
@@ -57,6 +58,14 @@ def classifier() -> None:
               help="seeds the held-out split (MMLU subjects, GSM8K rows)")
 def train(data_root: Path, out: Path, seed: int) -> None:
     """Train the complexity model on the training split, write it, print held-out results."""
+    from gateway.classify.complexity import ComplexityModel
+    from gateway.classify.complexity_train import (
+        TrainConfig,
+        split_outcomes,
+        train_model,
+        write_model,
+    )
+
     config = TrainConfig(seed=seed)
     split = split_outcomes(_load_or_exit(data_root), config)
     started = time.monotonic()
@@ -78,6 +87,9 @@ def train(data_root: Path, out: Path, seed: int) -> None:
 def evaluate(data_root: Path, model_path: Path) -> None:
     """APGR, calls to reach 95 % and cost saved on the model's held-out split, beside the
     length heuristic and random routing."""
+    from gateway.classify.complexity import ComplexityModel, ComplexityModelError
+    from gateway.classify.complexity_train import TrainConfig, split_outcomes
+
     try:
         model = ComplexityModel.load(model_path)
         training = json.loads(model_path.read_text(encoding="utf-8"))["training"]
@@ -105,6 +117,11 @@ def crossval(data_root: Path, seeds: int) -> None:
     """APGR over several held-out splits (each holding out different MMLU subjects), so one
     lucky or unlucky choice of subjects cannot decide the verdict. The model shipped is the
     seed-0 one; nothing is written here."""
+    import numpy as np
+
+    from gateway.classify.complexity import ComplexityModel
+    from gateway.classify.complexity_train import TrainConfig, split_outcomes, train_model
+
     outcomes = _load_or_exit(data_root)
     results: dict[tuple[str, str], list[float]] = {}
     click.echo(f"{'seed':>4} {'data':16} {'complexity':>10} {'length':>8}")
@@ -129,6 +146,8 @@ def crossval(data_root: Path, seeds: int) -> None:
 
 
 def _load_or_exit(data_root: Path) -> list[Outcome]:
+    from gateway.classify.complexity_train import load_outcomes
+
     try:
         return load_outcomes(data_root)
     except FileNotFoundError as exc:
@@ -136,6 +155,8 @@ def _load_or_exit(data_root: Path) -> list[Outcome]:
 
 
 def _evaluate(model: ComplexityModel, split: Split) -> list[TableRow]:
+    import numpy as np
+
     routers: list[tuple[str, Callable[[Sequence[Outcome]], np.ndarray]]] = [
         ("complexity", lambda rows: np.array([model.p_strong(o.prompt) for o in rows])),
         ("length", lambda rows: np.array([float(len(o.prompt)) for o in rows])),
@@ -150,6 +171,10 @@ def _evaluate(model: ComplexityModel, split: Split) -> list[TableRow]:
 
 
 def _report(scores: np.ndarray, rows: Sequence[Outcome]) -> RouterReport:
+    import numpy as np
+
+    from gateway.classify.routing_metrics import report_router
+
     tokens = np.array([math.ceil(len(o.prompt) / CHARS_PER_TOKEN) for o in rows])
     return report_router(
         scores,
@@ -162,6 +187,10 @@ def _report(scores: np.ndarray, rows: Sequence[Outcome]) -> RouterReport:
 
 
 def _random(rows: Sequence[Outcome]) -> RouterReport:
+    import numpy as np
+
+    from gateway.classify.routing_metrics import RouterReport
+
     rng = np.random.default_rng(0)
     reports = [_report(rng.random(len(rows)), rows) for _ in range(RANDOM_ROUTER_DRAWS)]
     return RouterReport(
@@ -172,6 +201,8 @@ def _random(rows: Sequence[Outcome]) -> RouterReport:
 
 
 def _print_split(split: Split) -> None:
+    import numpy as np
+
     click.echo(f"held-out MMLU subjects ({len(split.heldout_subjects)}):"
                f" {', '.join(split.heldout_subjects)}")
     for name, rows in (("MMLU", split.heldout_mmlu), ("GSM8K", split.heldout_gsm8k)):

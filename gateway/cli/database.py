@@ -7,19 +7,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.budget.limits_repository import LimitsRepository
-from gateway.db.engine import create_engine
-from gateway.db.migrate import upgrade
 from gateway.errors import SetupError
-from gateway.settings import Settings
-from gateway.tenancy.repository import TenantRepository
+
+if TYPE_CHECKING:  # loaded when a command runs, not when its arguments are parsed
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from gateway.budget.limits_repository import LimitsRepository
+    from gateway.settings import Settings
+    from gateway.tenancy.repository import TenantRepository
 
 T = TypeVar("T")
 
@@ -36,6 +35,14 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
                       database_url: str | None = None) -> T:
     """Run `work` against GATEWAY_DATABASE_URL (or the URL given). The embedded SQLite file
     is migrated first unless `migrate` is False (the migrate command does its own)."""
+
+    from sqlalchemy.exc import OperationalError
+
+    from gateway.budget.limits_repository import LimitsRepository
+    from gateway.db.engine import create_engine
+    from gateway.db.migrate import upgrade
+    from gateway.settings import Settings
+    from gateway.tenancy.repository import TenantRepository
 
     async def main() -> T:
         settings = Settings(database_url=database_url) if database_url else Settings()
@@ -59,6 +66,8 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
 
 def unreachable(url: str, exc: BaseException) -> str:
     """One line naming the database (never its password) and the setting to fix."""
+    from sqlalchemy.engine import make_url
+
     safe = make_url(url).render_as_string(hide_password=True)
     reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
     return (f"database {safe} failed (GATEWAY_DATABASE_URL or --database-url): "

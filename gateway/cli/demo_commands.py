@@ -7,13 +7,16 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
-import httpx
 import orjson
 
 from gateway.cli.database import print_table
 from gateway.cli.demo_workload import DemoRequest, burst, workload
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,8 @@ def _demo_key() -> str:
 
 async def _run(url: str, key: str, plan: list[DemoRequest], concurrency: int,
                spike: list[DemoRequest]) -> list[Outcome]:
+    import httpx
+
     headers = {"authorization": f"Bearer {key}"}
     limits = httpx.Limits(max_connections=max(concurrency, len(spike)) + 4)
     timeout = httpx.Timeout(120.0, connect=5.0)
@@ -100,6 +105,8 @@ async def _run(url: str, key: str, plan: list[DemoRequest], concurrency: int,
 
 
 async def _check(client: httpx.AsyncClient, url: str) -> None:
+    import httpx
+
     try:
         reply = await client.get("/v1/models")
     except httpx.HTTPError as exc:
@@ -111,6 +118,8 @@ async def _check(client: httpx.AsyncClient, url: str) -> None:
 
 
 async def _send(client: httpx.AsyncClient, item: DemoRequest) -> Outcome:
+    import httpx
+
     started = time.perf_counter()
     body = orjson.dumps(item.body())
     headers = {"content-type": "application/json"}

@@ -5,23 +5,27 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
-from gateway.cli.report_commands import policy_or_none
-from gateway.db.engine import create_engine
-from gateway.errors import InvalidRequest
-from gateway.reports.periods import parse_period
-from gateway.settings import Settings
-from gateway.tools.audit_plan import DeploymentPlan
-from gateway.tools.fleet_plan import plans
-from gateway.tools.observed import ObservedLoad, observed_loads
-from gateway.tools.sizing import ModelShape
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from gateway.tools.audit_plan import DeploymentPlan
+    from gateway.tools.observed import ObservedLoad
+    from gateway.tools.sizing import ModelShape
+
 
 
 def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
+    from gateway.cli.report_commands import policy_or_none
+    from gateway.db.engine import create_engine
+    from gateway.errors import InvalidRequest
+    from gateway.reports.periods import parse_period
+    from gateway.settings import Settings
+    from gateway.tools.fleet_plan import plans
+    from gateway.tools.observed import observed_loads
+
     policy = policy_or_none(options["policy_path"])
     if policy is None:
         raise click.UsageError("--from-audit needs the policy (--policy or "

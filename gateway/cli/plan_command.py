@@ -8,29 +8,28 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
-from gateway.cli.plan_audit import run_from_audit
-from gateway.tools.catalogue import GPUS, MODELS, find
-from gateway.tools.model_config import ConfigError, shape_from_config
-from gateway.tools.sizing import (
-    GB,
-    Hardware,
-    ModelShape,
-    SizingError,
-    SizingPlan,
-    Workload,
-    size,
-    what_ifs,
-)
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from gateway.tools.sizing import (
+        Hardware,
+        ModelShape,
+        SizingPlan,
+        Workload,
+    )
+
 
 MODEL_FLAGS = ("params_b", "layers", "kv_heads", "head_dim", "weight_bytes", "kv_bytes")
 
 
 def _model(options: dict[str, Any]) -> ModelShape:
+    from gateway.tools.catalogue import MODELS
+    from gateway.tools.model_config import ConfigError, shape_from_config
+    from gateway.tools.sizing import ModelShape
+
     shape: ModelShape | None = None
     if options["model"]:
         shape = MODELS[_find(MODELS, options["model"], "model", "--model")]
@@ -50,6 +49,8 @@ def _model(options: dict[str, Any]) -> ModelShape:
 
 
 def _find(table: dict[str, Any], name: str, what: str, hint: str) -> str:
+    from gateway.tools.catalogue import find
+
     try:
         return find(table, name, what)
     except KeyError as exc:
@@ -57,6 +58,9 @@ def _find(table: dict[str, Any], name: str, what: str, hint: str) -> str:
 
 
 def _hardware(options: dict[str, Any]) -> Hardware:
+    from gateway.tools.catalogue import GPUS
+    from gateway.tools.sizing import Hardware
+
     memory, price = options["gpu_memory_gb"], options["gpu_hourly_usd"]
     if options["gpu"]:
         gpu = GPUS[_find(GPUS, options["gpu"], "GPU", "--gpu")]
@@ -69,6 +73,8 @@ def _hardware(options: dict[str, Any]) -> Hardware:
 
 
 def _workload(options: dict[str, Any]) -> Workload:
+    from gateway.tools.sizing import Workload
+
     if options["prompt_tokens"] is None or options["output_tokens"] is None:
         raise click.UsageError("give --prompt-tokens and --output-tokens")
     return Workload(options["prompt_tokens"], options["output_tokens"], options["sessions"],
@@ -77,6 +83,8 @@ def _workload(options: dict[str, Any]) -> Workload:
 
 
 def _gb(n: float) -> str:
+    from gateway.tools.sizing import GB
+
     return f"{n / GB:,.2f} GB"
 
 
@@ -101,6 +109,8 @@ def plan_lines(plan: SizingPlan) -> list[tuple[str, str]]:
 
 def render_plan(plan: SizingPlan, variants: list[tuple[str, SizingPlan | str]] | None,
                 fmt: str) -> str:
+    from gateway.tools.sizing import SizingPlan
+
     if fmt == "json":
         body: dict[str, Any] = plan.as_json()
         if variants is not None:
@@ -124,6 +134,8 @@ def render_plan(plan: SizingPlan, variants: list[tuple[str, SizingPlan | str]] |
 
 
 def _options(command: Any) -> Any:
+    from gateway.tools.catalogue import GPUS, MODELS
+
     for option in reversed((
         click.option("--model", default=None,
                      help=f"a catalogue model: {', '.join(MODELS)}"),
@@ -188,6 +200,9 @@ def _options(command: Any) -> Any:
 @_options
 def plan(**options: Any) -> None:
     """GPUs a model and workload need (memory and throughput) and their monthly cost."""
+    from gateway.cli.plan_audit import run_from_audit
+    from gateway.tools.sizing import SizingError, size, what_ifs
+
     if options["from_audit"]:
         base = _model(options) if options["model"] or options["model_config"] else None
         click.echo(run_from_audit(options, base), nl=False)

@@ -12,13 +12,11 @@ import click
 import orjson
 
 from gateway.cli.time_range import period, since_option, until_option
-from gateway.policy.loader import PolicyError, PolicySet, load_policy
-from gateway.policy.schema import PolicyFile
-from gateway.settings import Settings
-from gateway.types import Endpoint, TenantContext
+from gateway.types import Endpoint  # light: the endpoints the explain option offers
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from gateway.audit.reading import AuditRange
+    from gateway.policy.loader import PolicySet
     from gateway.routing.replay_report import ReplayReport
 
 
@@ -31,6 +29,8 @@ def policy() -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def check(files: tuple[Path, ...]) -> None:
     """Validate policy files; print every problem with file, line and key; exit 1 on any."""
+    from gateway.policy.loader import PolicyError, load_policy
+
     failed = False
     for path in files:
         try:
@@ -50,6 +50,8 @@ def check(files: tuple[Path, ...]) -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None)
 def schema(output: Path | None) -> None:
     """Print (or write) the JSON Schema of policy files, for editors."""
+    from gateway.policy.schema import PolicyFile
+
     text = json.dumps(PolicyFile.model_json_schema(), indent=2) + "\n"
     if output is None:
         click.echo(text, nl=False)
@@ -74,7 +76,10 @@ def explain_command(policy_path: Path | None, tenant: str, request_path: Path, e
     from gateway.api.parsing import parse_route_request
     from gateway.classify.standard import standard_classifier
     from gateway.errors import GatewayError
+    from gateway.policy.loader import PolicyError, load_policy
     from gateway.routing.explain import explain, render_table
+    from gateway.settings import Settings
+    from gateway.types import TenantContext
 
     try:
         loaded = load_policy(policy_path or Settings().policy_path)
@@ -125,7 +130,9 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     """
     from gateway.audit.reading import AuditRange
     from gateway.cli.replay_capacity import capacity_changes, capacity_json, capacity_lines
+    from gateway.policy.loader import PolicyError, load_policy
     from gateway.routing.replay_table import render_table
+    from gateway.settings import Settings
 
     try:
         loaded = load_policy(policy_path)

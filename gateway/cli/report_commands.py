@@ -5,32 +5,28 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus
 from gateway.cli.database import Database, run_with_database
 from gateway.cli.time_range import period, since_option, until_option
 from gateway.errors import InvalidRequest
-from gateway.policy.loader import PolicyError, PolicySet, load_policy
-from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_limit
-from gateway.reports.build import (
-    Scope,
-    audit_report,
-    cost_report,
-    dimension,
-    economics_report,
-    savings_report,
-)
-from gateway.reports.gpus import declared_gpus
-from gateway.reports.periods import Period
-from gateway.reports.queries import Dimension
 from gateway.reports.render import Format, ReportTable, render
-from gateway.settings import Settings
 
-Work = Callable[[AsyncEngine, Scope], Awaitable[ReportTable]]
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from gateway.audit.deployments import DeclaredGpus
+    from gateway.policy.loader import PolicySet
+    from gateway.reports.build import (
+        Scope,
+    )
+    from gateway.reports.periods import Period
+    from gateway.reports.queries import Dimension
+
+if TYPE_CHECKING:
+    Work = Callable[[AsyncEngine, Scope], Awaitable[ReportTable]]
 
 
 @click.group()
@@ -61,6 +57,8 @@ def _by(kind: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
 
 def _produce(options: dict[str, Any], work: Work) -> None:
     """Open the database, resolve the tenant, run the report, print it."""
+    from gateway.reports.build import Scope
+
 
     async def main(db: Database) -> ReportTable:
         scope = Scope(None, None, datetime.now(UTC))
@@ -92,6 +90,8 @@ def cost(**options: Any) -> None:
     """Spend and tokens by tenant, model, backend, rule or day (from the daily rollups): API
     spend as recorded, self-hosted GPU-hours paid shared by tokens, idle GPUs on their own
     line."""
+    from gateway.reports.build import cost_report
+
     by = _dimension("cost", options["by"])
     period = _checked_period(options)
     declared = _declared(options["policy_path"])
@@ -105,6 +105,8 @@ def cost(**options: Any) -> None:
 def savings(**options: Any) -> None:
     """Cost (API spend + GPU-hours paid) against the baseline model's, the share served
     self-hosted and by APIs, and sensitive requests kept at home."""
+    from gateway.reports.build import savings_report
+
     by = _dimension("savings", options["by"])
     period = _checked_period(options)
     declared = _declared(options["policy_path"])
@@ -120,6 +122,10 @@ def savings(**options: Any) -> None:
 def economics(policy_path: Path | None, **options: Any) -> None:
     """Per backend: tokens, throughput, tokens per GPU-hour, effective $ per 1K tokens,
     latency and TTFT percentiles, KV-cache hit rate and busy share of the GPUs paid for."""
+    from gateway.reports.build import economics_report
+    from gateway.reports.gpus import declared_gpus
+    from gateway.settings import Settings
+
     period = _checked_period(options)
     policy = _policy(policy_path or Settings().policy_path)
     declared = declared_gpus(policy)
@@ -134,16 +140,19 @@ def economics(policy_path: Path | None, **options: Any) -> None:
 @click.option("--model", default=None, help="only requests for this (requested) model")
 @click.option("--rule", default=None, help="only requests this rule decided")
 @click.option("--outcome", default=None, help="only this outcome (ok, error, ...)")
-@click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True,
-              help="rows per page")
+@click.option("--limit", type=int, default=None,
+              help="rows per page (default: 100)")
 @click.option("--cursor", default=None, help="the next_cursor of the previous page")
 def audit(**options: Any) -> None:
     """The audit rows themselves, newest first, a page at a time."""
+    from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_limit
+    from gateway.reports.build import audit_report
+
     period = _checked_period(options)
     try:
         query = AuditQuery(
             period, None, options["backend"], options["model"], options["rule"],
-            options["outcome"], check_limit(options["limit"]),
+            options["outcome"], check_limit(options["limit"] or DEFAULT_LIMIT),
             Cursor.decode(options["cursor"]) if options["cursor"] else None,
         )
     except InvalidRequest as exc:
@@ -156,6 +165,8 @@ def _checked_period(options: dict[str, Any]) -> Period:
 
 
 def _dimension(kind: str, by: str | None) -> Dimension:
+    from gateway.reports.build import dimension
+
     try:
         found = dimension(kind, by)
     except InvalidRequest as exc:
@@ -167,6 +178,8 @@ def _dimension(kind: str, by: str | None) -> Dimension:
 def policy_or_none(path: Path | None) -> PolicySet | None:
     """The policy named, or the default one; a missing default file is no error (the
     gateway's own record of deployments is what the reports charge)."""
+    from gateway.settings import Settings
+
     if path is None:
         path = Settings().policy_path
         if not path.exists():
@@ -175,11 +188,15 @@ def policy_or_none(path: Path | None) -> PolicySet | None:
 
 
 def _declared(path: Path | None) -> list[DeclaredGpus]:
+    from gateway.reports.gpus import declared_gpus
+
     policy = policy_or_none(path)
     return declared_gpus(policy) if policy is not None else []
 
 
 def _policy(path: Path) -> PolicySet:
+    from gateway.policy.loader import PolicyError, load_policy
+
     try:
         return load_policy(path)
     except PolicyError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,16 +14,18 @@ from gateway.cli.database import Database, run_with_database
 from gateway.cli.report_commands import POLICY_OPTION, policy_or_none, report
 from gateway.cli.time_range import since_option, until_option
 from gateway.errors import InvalidRequest
-from gateway.policy.loader import PolicySet
-from gateway.reports.gpus import declared_gpus
-from gateway.reports.html_page import render_page
-from gateway.reports.page_data import RangeError, load_page, report_range
-from gateway.reports.periods import page_days
-from gateway.tools.capacity_html import capacity_section
+
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from gateway.policy.loader import PolicySet
 
 
 def _render(database_url: str | None, since: date | None, until: date | None,
             tenant: str | None, policy: PolicySet | None) -> str:
+    from gateway.reports.gpus import declared_gpus
+    from gateway.reports.html_page import render_page
+    from gateway.reports.page_data import RangeError, load_page, report_range
+    from gateway.tools.capacity_html import capacity_section
+
     try:
         rng = report_range(since, until, tenant)
     except RangeError as exc:
@@ -52,6 +55,8 @@ def _render(database_url: str | None, since: date | None, until: date | None,
 def html_report(out: Path, since: str | None, until: str | None, tenant: str | None,
                 database_url: str | None, policy_path: Path | None) -> None:
     """The report page with charts (cost, route mix, latency, savings) as one HTML file."""
+    from gateway.reports.periods import page_days
+
     try:
         first, last = page_days(since, until, datetime.now(UTC))
     except InvalidRequest as exc:

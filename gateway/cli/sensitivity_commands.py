@@ -4,23 +4,21 @@ and scan latency, printed as tables (registered on the `classifier` group when i
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from gateway.classify.presidio import WithPresidio
-from gateway.classify.sensitivity import SensitivityScanner
-from gateway.classify.sensitivity_bench import Latency, latency_table
-from gateway.classify.sensitivity_eval import (
-    ENTITY_MAP,
-    PiiReport,
-    SecretScore,
-    evaluate_pii,
-    evaluate_secrets,
-    load_pii_examples,
-    load_secret_cases,
-)
 from gateway.cli.classifier_commands import classifier
 from gateway.cli.classify_command import presidio_finder
+
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from gateway.classify.presidio import WithPresidio
+    from gateway.classify.sensitivity import SensitivityScanner
+    from gateway.classify.sensitivity_bench import Latency
+    from gateway.classify.sensitivity_eval import (
+        PiiReport,
+        SecretScore,
+    )
 
 
 @classifier.command("eval-sensitivity")
@@ -34,6 +32,16 @@ from gateway.cli.classify_command import presidio_finder
               help="the built-in detectors plus Presidio, as GATEWAY_PRESIDIO_* configures it")
 def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bool) -> None:
     """Precision/recall per entity type, false alarms, secrets recall/FP, scan latency."""
+    from gateway.classify.presidio import WithPresidio
+    from gateway.classify.sensitivity import SensitivityScanner
+    from gateway.classify.sensitivity_bench import latency_table
+    from gateway.classify.sensitivity_eval import (
+        evaluate_pii,
+        evaluate_secrets,
+        load_pii_examples,
+        load_secret_cases,
+    )
+
     scanner: SensitivityScanner | WithPresidio = SensitivityScanner()
     if presidio:
         scanner = WithPresidio(scanner, presidio_finder().config)
@@ -52,6 +60,8 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
 
 
 def format_pii(report: PiiReport) -> str:
+    from gateway.classify.sensitivity_eval import ENTITY_MAP
+
     mapping = ", ".join(f"{k}→{v}" for k, v in ENTITY_MAP.items())
     lines = [
         "PII, span level (Presidio synthetic sentences)",

@@ -19,19 +19,16 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
-import uvicorn
-from pydantic import ValidationError
 
-from gateway.api.connection_guard import GuardedHttpToolsProtocol
-from gateway.classify.presidio import PresidioUnavailable, presidio_config
-from gateway.policy.loader import PolicyError, PolicySet, load_policy
-from gateway.settings import DEFAULT_STATE_DIR, Settings
-from gateway.telemetry.multiprocess import MULTIPROC_ENV, prepare_dir
+if TYPE_CHECKING:  # loaded when serve runs, so `gateway serve --help` answers at once
+    from gateway.policy.loader import PolicySet
+    from gateway.settings import Settings
 
 DEMO_TENANT = "demo"
-DEMO_ADMIN_KEY_FILE = DEFAULT_STATE_DIR / "admin-key"
+DEMO_ADMIN_KEY_NAME = "admin-key"  # in the state folder, beside the embedded database
 WORKER_START_TIMEOUT_S = 60
 
 
@@ -47,6 +44,14 @@ WORKER_START_TIMEOUT_S = 60
               help="do not start the simulated backends the policy declares")
 def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: bool) -> None:
     """Run the gateway. With no configuration: the demo (simulated backends, SQLite)."""
+    import uvicorn
+    from pydantic import ValidationError
+
+    from gateway.api.connection_guard import GuardedHttpToolsProtocol
+    from gateway.classify.presidio import PresidioUnavailable, presidio_config
+    from gateway.policy.loader import PolicyError, load_policy
+    from gateway.settings import Settings
+
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
     try:
@@ -86,7 +91,7 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         click.echo(f"  API key of tenant '{DEMO_TENANT}' (shown once): {tenant_key}", err=True)
     if admin_key:
         click.echo(f"  report page: http://{host}:{port}/admin/login  (admin key {admin_key}, "
-                   f"kept in {DEMO_ADMIN_KEY_FILE})", err=True)
+                   f"kept in {_demo_admin_key_file()})", err=True)
     if demo:
         click.echo("  send a mixed workload through it:  gateway demo traffic\n", err=True)
     if workers > 1:
@@ -115,11 +120,17 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     )
 
 
+def _demo_admin_key_file() -> Path:
+    from gateway.settings import DEFAULT_STATE_DIR
+
+    return DEFAULT_STATE_DIR / DEMO_ADMIN_KEY_NAME
+
+
 def _demo_admin_key(settings: Settings) -> str:
     """The demo's admin key, so its report page opens in a browser: made once, kept 0600 in
     the state folder, and handed to the gateway's workers through their environment (a
     production gateway gets GATEWAY_ADMIN_KEY(_FILE) from its operator instead)."""
-    path = DEMO_ADMIN_KEY_FILE
+    path = _demo_admin_key_file()
     if path.is_file():
         key = path.read_text().strip()
     else:
@@ -135,6 +146,8 @@ def _demo_admin_key(settings: Settings) -> str:
 def _share_metrics(directory: Path | None) -> None:
     """Workers keep their Prometheus values in one directory, so any of them answers a scrape
     with all of them (telemetry/multiprocess.py); emptied now, as a new run starts from 0."""
+    from gateway.telemetry.multiprocess import MULTIPROC_ENV, prepare_dir
+
     if directory is None:
         directory = Path(tempfile.mkdtemp(prefix="gateway-metrics-"))
         atexit.register(shutil.rmtree, directory, ignore_errors=True)
