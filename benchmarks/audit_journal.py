@@ -99,6 +99,7 @@ def gateway_part(database_url: str, seconds: float) -> list[list[str]]:
         mock_port = free_port()
         stack.enter_context(start_mock(mock_port, work, 8, 5.0))
         gateways: dict[str, tuple[int, int]] = {}
+        services = {}
         key = ""
         for journal in ("false", "true"):
             (work / journal).mkdir()
@@ -108,12 +109,17 @@ def gateway_part(database_url: str, seconds: float) -> list[list[str]]:
             setup.env["GATEWAY_AUDIT_JOURNAL"] = journal
             key = key or setup.create_key("bench")
             port = free_port()
-            gateways[journal] = (port, stack.enter_context(setup.start_gateway(port, 1)).pid)
+            services[journal] = stack.enter_context(setup.start_gateway(port, 1))
+            gateways[journal] = (port, services[journal].pid)
         samples: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}
         for round_ in range(ROUNDS):
             for level in LEVELS:
                 for journal, (port, pid) in gateways.items():
-                    found = _window(port, key, level, seconds, pid)
+                    try:
+                        found = _window(port, key, level, seconds, pid)
+                    except RuntimeError:
+                        print(f"gateway journal={journal}:\n{services[journal].log_tail()}")
+                        raise
                     samples.setdefault((journal, level), []).append(found)
                     print(f"  round {round_ + 1} journal={journal} c={level}: "
                           f"{found[0]:,.0f} req/s p50 {found[1]:.2f} ms", flush=True)

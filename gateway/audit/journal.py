@@ -112,7 +112,8 @@ class Journal:
         await asyncio.to_thread(_finish, files, all_stored)
 
     def _rotate(self) -> None:
-        assert self._directory is not None, "journal used before open()"
+        if self._directory is None:  # a failure of the journal, never of the request
+            raise OSError("the audit journal is not open")
         if self._current is not None:
             self._rotated.append(self._current)  # the syncer fsyncs and closes it
         path = self._directory / f"{self._next:012d}{SUFFIX}"

@@ -225,8 +225,8 @@ class AuditWriter:
                     await self._write_mirror(events)
             if self._held and not await self._store(self._held, deadline):
                 return False
-            if self._journal is not None:
-                self._journal.release(self._held[-1]["seq"])
+            if self._journal is not None and self._held:
+                self._journal.release(self._held[-1]["seq"])  # stored: journal files may go
             self._held = []
 
     def _observe(self, events: list[AuditEvent]) -> None:

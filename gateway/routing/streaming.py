@@ -120,8 +120,8 @@ async def _relay(
             last = error_event(exc.error)
         # The audit record is handed over (journalled) before the stream's last byte: a
         # client that saw [DONE] has its row even if the process dies a moment later.
-        finished = True
         await stream.aclose()
+        finished = True  # on_finish runs once; a cancel inside it is shielded by the caller
         await on_finish(outcome)
         if last is not None:
             yield last

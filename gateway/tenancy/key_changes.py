@@ -28,12 +28,22 @@ log = logging.getLogger("gateway.tenancy")
 Change = dict[str, str]
 
 
+# libpq-style options asyncpg reads from a DSN; anything else in the URL's query is an
+# SQLAlchemy option (or would be sent to the server as a setting and refused).
+_DSN_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name",
+                "target_session_attrs", "connect_timeout")
+
+
 def listen_dsn(database_url: str) -> str | None:
-    """A plain asyncpg DSN for a Postgres database URL; None for anything else (SQLite)."""
+    """A plain asyncpg DSN for a Postgres database URL; None for anything else (SQLite).
+    SQLAlchemy's asyncpg `?ssl=require` becomes libpq's `sslmode=require`."""
     url = make_url(database_url)
     if not url.drivername.startswith("postgresql"):
         return None
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+    query = {k: v for k, v in url.query.items() if k in _DSN_OPTIONS}
+    if "ssl" in url.query and "sslmode" not in query:
+        query["sslmode"] = url.query["ssl"]
+    return url.set(drivername="postgresql", query=query).render_as_string(hide_password=False)
 
 
 class KeyChangeListener:

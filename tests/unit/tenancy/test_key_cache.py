@@ -12,6 +12,7 @@ from gateway.budget.last_known_limits import RememberedOverrides
 from gateway.db.last_known import LastKnownFile
 from gateway.errors import DatabaseUnavailable
 from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.key_changes import listen_dsn
 from gateway.tenancy.persisted import KeyFile
 from gateway.types import TenantContext
 from tests.unit.test_stale_on_database_outage import Clock, FlakyDatabase
@@ -140,3 +141,13 @@ async def test_admin_limits_last_read_are_enforced_after_a_restart_without_the_d
     assert await remembered("t1") == rows
     with pytest.raises(DatabaseUnavailable):  # never read: refused, not ignored
         await remembered("t2")
+
+
+@pytest.mark.parametrize("url,dsn", [
+    ("postgresql+asyncpg://u:p@db:5432/gw?ssl=require&prepared_statement_cache_size=0",
+     "postgresql://u:p@db:5432/gw?sslmode=require"),
+    ("postgresql+asyncpg://postgres@127.0.0.1/gw", "postgresql://postgres@127.0.0.1/gw"),
+    ("sqlite+aiosqlite:///.gateway/gateway.db", None),
+])
+def test_the_listen_connection_uses_the_database_url(url: str, dsn: str | None) -> None:
+    assert listen_dsn(url) == dsn
