@@ -29,7 +29,8 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 
 
 @click.command("classify")
-@click.argument("source", type=click.Path(path_type=Path, allow_dash=True))
+@click.argument("source", type=click.Path(path_type=Path, allow_dash=True, exists=True,
+                                          dir_okay=False))
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="write here instead of stdout")
 @click.option("--policy", "policy_path", type=click.Path(path_type=Path, exists=True),

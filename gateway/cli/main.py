@@ -67,6 +67,10 @@ def main() -> None:
     except SetupError as exc:  # a missing file or unreachable service: one line, no traceback
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
+        # A path given on the command line (or by a setting) that cannot be read or written.
+        click.echo(f"Error: {exc.strerror}: {exc.filename}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":
