@@ -14,12 +14,14 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from multiprocessing import get_context
 
 import httpx
 from fastapi import FastAPI
 
 from gateway.api import admin, admin_fleet, budgets, health, messages, openai
+from gateway.api import responses as responses_api
 from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
@@ -41,6 +43,8 @@ from gateway.classify.presidio import PresidioFinder, presidio_config
 from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.components import Components
+from gateway.conversations.repository import ResponseRepository
+from gateway.conversations.retention import keep_purging
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
@@ -155,6 +159,8 @@ def create_app(
         # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
         limits_repo = LimitsRepository(engine)
+        responses = ResponseRepository(
+            engine, timedelta(days=settings.responses_retention_days))
         limits = LimitsResolver(limits_repo.overrides, ttl_s=settings.limits_cache_ttl_s)
         routing = RoutingService(
             policy=policy_store,
@@ -182,6 +188,7 @@ def create_app(
             limits=limits,
             limits_repo=limits_repo,
             redis=redis,
+            responses=responses,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
         telemetry = policy_store.current.telemetry
@@ -199,6 +206,7 @@ def create_app(
         partitions = (asyncio.create_task(keep_partitions_ahead(engine), name="audit-partitions")
                       if is_postgres(engine) else None)
         scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
+        purging = asyncio.create_task(keep_purging(responses), name="responses-retention")
         await audit.start()  # replays a spool an earlier run left
         policy_store.start()
         # Everything built so far (tokenizer tables, the policy, models) lives as long as the
@@ -210,6 +218,9 @@ def create_app(
             yield
         finally:
             poller.stop()
+            purging.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await purging
             try:  # the scrape in flight ends on its own timeout; cancel only as a last resort
                 await asyncio.wait_for(scraping, 2 * telemetry.scrape_timeout_s + 1)
             except (TimeoutError, asyncio.CancelledError):
@@ -253,6 +264,7 @@ def create_app(
     app.state.body_gate = BodyGate(settings.max_inflight_body_bytes)
     app.include_router(openai.router)
     app.include_router(messages.router)
+    app.include_router(responses_api.router)
     app.include_router(admin.router)
     app.include_router(admin_fleet.router)
     app.include_router(report_page_router)
@@ -261,4 +273,4 @@ def create_app(
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
     app.add_middleware(RequestIdMiddleware)
-    return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})
+    return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES, **responses_api.HOT_ROUTES})

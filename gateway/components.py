@@ -11,6 +11,7 @@ from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
 from gateway.classify.profiler import RequestClassifier
+from gateway.conversations.repository import ResponseRepository
 from gateway.policy.store import PolicyStore
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
@@ -37,3 +38,4 @@ class Components:
     limits: LimitsResolver
     limits_repo: LimitsRepository
     redis: Redis | None = None
+    responses: ResponseRepository | None = None  # stored Responses API responses

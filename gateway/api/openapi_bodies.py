@@ -44,3 +44,14 @@ COUNT_TOKENS = _body(["model", "messages"], {
     "model": {"type": "string"},
     "messages": MESSAGES["requestBody"]["content"]["application/json"]["schema"]["properties"][
         "messages"]})
+RESPONSES = _body(["model", "input"], {
+    "model": {"type": "string"},
+    "input": {"oneOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {
+        "type": "object", "required": ["role", "content"],
+        "properties": {"role": {"type": "string", "enum": ["user", "system", "developer",
+                                                             "assistant"]},
+                       "content": {"type": "string"}}}}]},
+    "instructions": {"type": "string"},
+    "max_output_tokens": {"type": "integer", "minimum": 1},
+    "stream": {"type": "boolean"},
+    "store": {"type": "boolean"}})

@@ -231,10 +231,12 @@ class TenantSpec(Strict):
         default_factory=dict,
         description="budgets and limits per x-gateway-tags value (e.g. a team or feature)",
     )
-    store_content: Literal["none", "redacted"] = Field(
+    store_content: Literal["none", "redacted", "full"] = Field(
         default="none",
         description="keep prompts and responses with the audit record, sensitive spans "
-        "replaced by typed placeholders (off by default: only metadata is recorded)",
+        "replaced by typed placeholders (off by default: only metadata is recorded); "
+        "`full` does that too and also keeps stored Responses API responses as sent, "
+        "which previous_response_id needs",
     )
     detectors: list[TenantDetectorSpec] = Field(
         default_factory=list,

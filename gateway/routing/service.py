@@ -103,7 +103,7 @@ class RoutingService:
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
             spec = policy.tenant_specs.get(tenant.tenant_name)
-            trace.capture = spec is not None and spec.store_content == "redacted"
+            trace.capture = spec is not None and spec.store_content != "none"
             trace.snapshot = self._fleet.snapshot()
             trace.over_soft_limit = self._budget.over_soft_limit(tenant.tenant_id)
             decision = decide(  # 2 decide

@@ -1,0 +1,185 @@
+"""The Responses API front door: POST /v1/responses, GET and DELETE /v1/responses/{id}.
+
+A Responses request takes the same path as a chat completion (authenticate, classify,
+decide, reserve, dispatch, settle, record): it is translated to the chat payload the gateway
+routes (api/responses_request.py) and the reply or stream is translated back
+(responses_reply.py, responses_stream.py), so any backend can serve it.
+
+Conversation state: with `store` (default true) the response and the items it was given are
+kept in the gateway's database for the tenant that made it, so `previous_response_id` can
+continue it. Only tenants whose policy says `store_content: full` get that: keeping a
+conversation means keeping its content, which `none` forbids and `redacted` would corrupt.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.api import openapi_bodies as bodies
+from gateway.api.auth import authenticate_tenant
+from gateway.api.body_gate import body_gate
+from gateway.api.openai import ClientGone, cancel_on_disconnect
+from gateway.api.parsing import read_body
+from gateway.api.responses_reply import new_id, to_response
+from gateway.api.responses_request import (
+    ResponsesRequest,
+    parse_responses_request,
+    to_chat_payload,
+)
+from gateway.api.responses_stream import ResponsesEventEncoder, ResponsesStream
+from gateway.api.sse_response import SSEResponse
+from gateway.components import Components
+from gateway.conversations.repository import ResponseRepository
+from gateway.errors import DatabaseUnavailable, InvalidRequest, NotFound
+from gateway.routing.service import Completed, Streaming
+from gateway.types import Endpoint, RouteRequest, TenantContext
+
+log = logging.getLogger("gateway.api")
+router = APIRouter()
+
+STATE_REFUSED = {
+    "none": "the tenant's policy keeps no conversation content (store_content: none), so "
+            "the gateway stores no responses to continue; send the whole conversation in "
+            "`input` instead",
+    "redacted": "the tenant's policy keeps conversation content only redacted "
+                "(store_content: redacted), and continuing from placeholders would change "
+                "the conversation; send the whole conversation in `input` instead",
+}
+
+
+def _components(request: Request) -> Components:
+    return request.app.state.components  # type: ignore[no-any-return]
+
+
+def _store_mode(parts: Components, tenant: TenantContext) -> str:
+    spec = parts.policy.current.tenant_specs.get(tenant.tenant_name)
+    return spec.store_content if spec is not None else "none"
+
+
+async def create_response(request: Request) -> Response:
+    parts = _components(request)
+    tenant = await authenticate_tenant(request, parts.authenticator)
+    raw = await read_body(request, parts.settings.max_body_bytes,
+                          parts.settings.body_read_timeout_s, body_gate(request))
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
+    parsed = parse_responses_request(body)
+    mode = _store_mode(parts, tenant)
+    history = await _history(parts, tenant, parsed, mode)
+    payload = to_chat_payload(parsed, history)
+    store = parsed.store and mode == "full" and parts.responses is not None
+    request_id: str = request.state.request_id
+    tags = request.headers.get("x-gateway-tags")
+    route_request = RouteRequest(
+        request_id=request_id,
+        endpoint=Endpoint.CHAT,
+        model=parsed.model,
+        payload=payload,
+        stream=parsed.stream,
+        include_usage=True,  # response.completed carries the usage
+        max_output_tokens=payload.get("max_tokens"),
+        tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
+        session_id=(request.headers.get("x-session-id") or "")[:256] or None,
+    )
+    context = [*history, *parsed.input_items]
+    response_id = new_id("resp")
+    if parsed.stream:
+        streaming = await parts.routing.handle(tenant, route_request, request.headers)
+        assert isinstance(streaming, Streaming)
+        encoder = ResponsesEventEncoder(response_id, parsed.echo, parsed.model, store=store)
+
+        async def keep(response: dict[str, Any]) -> None:
+            await _save(parts.responses, tenant, context, response)
+
+        return SSEResponse(ResponsesStream(streaming.body, encoder, keep if store else None),
+                           streaming.headers)
+    try:
+        result = await cancel_on_disconnect(
+            request.receive, parts.routing.handle(tenant, route_request, request.headers))
+    except ClientGone:
+        return Response(status_code=499)
+    assert isinstance(result, Completed)
+    response = to_response(orjson.loads(result.body), response_id, parsed.echo, parsed.model,
+                           store=store)
+    if store:
+        await _save(parts.responses, tenant, context, response)
+    return Response(orjson.dumps(response), media_type="application/json",
+                    headers=result.headers)
+
+
+async def _history(parts: Components, tenant: TenantContext, parsed: ResponsesRequest,
+                   mode: str) -> list[dict[str, Any]]:
+    previous = parsed.previous_response_id
+    if previous is None:
+        return []
+    if mode != "full" or parts.responses is None:
+        raise InvalidRequest(f"previous_response_id cannot be used: "
+                             f"{STATE_REFUSED.get(mode, STATE_REFUSED['none'])}",
+                             param="previous_response_id", code="conversation_state_disabled")
+    stored = await parts.responses.get(tenant.tenant_id, previous)
+    if stored is None:
+        raise NotFound(f"Previous response with id '{previous}' not found.",
+                       param="previous_response_id", code="previous_response_not_found")
+    return stored.conversation()
+
+
+async def _save(repository: ResponseRepository | None, tenant: TenantContext,
+                context: list[dict[str, Any]], response: dict[str, Any]) -> None:
+    """Keep the response; if the database cannot, the client (already served and billed)
+    still gets its answer, marked `store: false` so nobody relies on continuing it."""
+    assert repository is not None
+    try:
+        await repository.save(tenant.tenant_id, context, response)
+    except DatabaseUnavailable:
+        log.warning("response %s not stored: the database is unavailable", response["id"])
+        response["store"] = False
+
+
+async def retrieve_response(request: Request, response_id: str) -> Response:
+    parts = _components(request)
+    tenant = await authenticate_tenant(request, parts.authenticator)
+    if request.query_params.get("stream") in ("true", "1"):
+        raise InvalidRequest("stream: replaying a stored response as a stream is not "
+                             "supported by the gateway", param="stream",
+                             code="unsupported_parameter")
+    stored = (await parts.responses.get(tenant.tenant_id, response_id)
+              if parts.responses is not None else None)
+    if stored is None:
+        raise _missing(response_id)
+    return Response(orjson.dumps(stored.response), media_type="application/json")
+
+
+async def delete_response(request: Request, response_id: str) -> Response:
+    parts = _components(request)
+    tenant = await authenticate_tenant(request, parts.authenticator)
+    deleted = (await parts.responses.delete(tenant.tenant_id, response_id)
+               if parts.responses is not None else False)
+    if not deleted:
+        raise _missing(response_id)
+    return Response(orjson.dumps({"id": response_id, "object": "response.deleted",
+                                  "deleted": True}), media_type="application/json")
+
+
+def _missing(response_id: str) -> NotFound:
+    # The same answer for an unknown id and another tenant's: ids are not disclosed.
+    return NotFound(f"No response found with id '{response_id}'.", param="response_id",
+                    code="response_not_found")
+
+
+router.add_api_route("/v1/responses", create_response, methods=["POST"], response_model=None,
+                     openapi_extra=bodies.RESPONSES)
+router.add_api_route("/v1/responses/{response_id}", retrieve_response, methods=["GET"],
+                     response_model=None)
+router.add_api_route("/v1/responses/{response_id}", delete_response, methods=["DELETE"],
+                     response_model=None)
+
+# Served by the ASGI front door (api/hot_path.py) like the other inference routes.
+HOT_ROUTES = {("POST", "/v1/responses"): create_response}
