@@ -8,9 +8,12 @@ Tenant `keeper` may store conversations (`store_content: full`), `other` too (fo
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
@@ -20,6 +23,7 @@ from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import FAST, create_key
+from tests.support.audit_mirror import mirror_rows
 from tests.support.sdk_clients import OpenedClients
 from tests.support.servers import ServerThread, serve
 
@@ -33,7 +37,12 @@ class ResponsesRig:
     url: str
     keys: dict[str, str]
     sim: ServerThread
+    flaky: ServerThread
+    audit_path: Path
     opened: OpenedClients = field(default_factory=OpenedClients)
+
+    def fault(self, fault: dict[str, object]) -> None:
+        httpx.post(f"{self.flaky.url}/sim/faults", json=fault, timeout=10).raise_for_status()
 
     def client(self, tenant: str = "keeper") -> openai.OpenAI:
         return self.opened.track(openai.OpenAI(base_url=f"{self.url}/v1",
@@ -44,24 +53,32 @@ class ResponsesRig:
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResponsesRig]:
     tmp = tmp_path_factory.mktemp("responses")
     db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
-    keys = {name: create_key(db_url, name) for name in ("keeper", "other", "plain")}
+    keys = {name: create_key(db_url, name) for name in ("keeper", "other", "plain", "thrifty")}
     sim = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=3, **FAST)))
+    flaky = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=4, **FAST)))
     sim.start()
+    flaky.start()
+
+    def backend(name: str, url: str) -> str:
+        return (f"  - name: {name}\n    provider: vllm\n    base_url: {url}/v1\n"
+                "    model: sim-model\n    context_window: 8192\n    quality_tier: 2\n"
+                "    price_per_mtok_usd: {input: 1.0, output: 2.0}\n")
+
     policy = parse_policy(
-        "version: 1\nbackends:\n"
-        f"  - name: local\n    provider: vllm\n    base_url: {sim.url}/v1\n"
-        "    model: sim-model\n    context_window: 8192\n    quality_tier: 2\n"
-        "    price_per_mtok_usd: {input: 1.0, output: 2.0}\n"
-        "models:\n  auto: [local]\n"
+        "version: 1\nbackends:\n" + backend("local", sim.url) + backend("flaky", flaky.url)
+        + "models:\n  auto: [local]\n  only-flaky: [flaky]\n"
+        "  failover: {backends: [flaky, local], strategy: priority}\n"
         "tenants:\n  keeper: {store_content: full}\n  other: {store_content: full}\n"
+        "  thrifty: {budget: {daily_usd: 0.0002}}\n"
     )
     settings = Settings(database_url=db_url, admin_key="admin-test-key",
                         audit_log_path=str(tmp / "audit.jsonl"), upstream_read_timeout_s=2.0)
     try:
         with serve(create_app(settings, policy=policy)) as server:
-            yield ResponsesRig(server.url, keys, sim)
+            yield ResponsesRig(server.url, keys, sim, flaky, tmp / "audit.jsonl")
     finally:
         sim.stop()
+        flaky.stop()
 
 
 def test_plain_string_input(rig: ResponsesRig) -> None:
@@ -240,3 +257,45 @@ def test_what_cannot_be_translated_is_refused_naming_the_parameter(rig: Response
     with pytest.raises(openai.BadRequestError) as unknown:
         client.responses.create(model="auto", input="Hi", extra_body={"frobnicate": 1})
     assert unknown.value.body["param"] == "frobnicate"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_failing_backend_falls_over_before_the_first_byte(rig: ResponsesRig,
+                                                            stream: bool) -> None:
+    rig.fault({"status": 503, "count": 1})
+    raw = rig.client().responses.with_raw_response.create(
+        model="failover", input="Hello?", max_output_tokens=400, stream=stream)
+    assert raw.headers["x-gateway-backend"] == "local"
+    assert raw.headers["x-gateway-attempts"] == "2"
+    if stream:
+        assert list(raw.parse())[-1].type == "response.completed"
+    else:
+        assert raw.parse().output_text
+
+
+def test_a_stream_that_breaks_ends_with_error_and_response_failed(rig: ResponsesRig) -> None:
+    rig.fault({"abort_stream_after_tokens": 3, "count": 1})
+    events = list(rig.client().responses.create(
+        model="only-flaky", input="Count to fifty.", max_output_tokens=60, stream=True))
+    kinds = [e.type for e in events]
+    assert "response.output_text.delta" in kinds, "what came before the failure was relayed"
+    assert kinds[-2:] == ["error", "response.failed"]
+    assert events[-1].response.status == "failed"
+
+
+def test_requests_are_audited_and_budgeted_like_chat(rig: ResponsesRig) -> None:
+    client = rig.client("thrifty")
+    first = client.responses.with_raw_response.create(model="auto", input="Hello there.",
+                                                      max_output_tokens=20)
+    request_id = first.headers["x-request-id"]
+    with pytest.raises(openai.RateLimitError) as refused:
+        for _ in range(20):  # the daily budget is 200 micro-dollars: spent within a few
+            client.responses.create(model="auto", input="Hello there.", max_output_tokens=20)
+    assert refused.value.code == "insufficient_quota"
+    deadline = time.monotonic() + 10  # the audit writer flushes in batches
+    while not (mine := [r for r in mirror_rows(rig.audit_path)
+                        if r["request_id"] == request_id]):
+        assert time.monotonic() < deadline, "the request never reached the audit log"
+        time.sleep(0.05)
+    assert mine[0]["backend"] == "local" and mine[0]["cost_micro_usd"] > 0
+    assert mine[0]["outcome"] == "ok"
