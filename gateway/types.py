@@ -19,6 +19,9 @@ class Endpoint(StrEnum):
     CHAT = "chat/completions"
     COMPLETIONS = "completions"
     EMBEDDINGS = "embeddings"
+    # Only ever dispatched, never routed on: a Responses request is classified as chat and
+    # sent as a Responses request to backends that serve /v1/responses natively.
+    RESPONSES = "responses"
 
 
 class Zone(StrEnum):
@@ -49,6 +52,9 @@ class RouteRequest:
     max_output_tokens: int | None = None
     tags: tuple[str, ...] = ()
     session_id: str | None = None  # x-session-id: keeps a conversation on one replica
+    # A Responses API request as such (conversation folded into `input`): what a backend
+    # that serves /v1/responses natively is sent instead of `payload`, its chat translation.
+    responses_payload: Payload | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +179,9 @@ class Backend:
     # Estimated backends may be asked for their exact count at this URL (vLLM /tokenize,
     # Anthropic count_tokens) when the estimate says a prompt does not fit.
     tokenize_url: str | None = None
+    # Serves OpenAI's Responses API (/v1/responses) itself: Responses requests pass through
+    # rather than being translated to chat completions (policy `responses_api`).
+    responses_native: bool = False
 
 
 @dataclass(frozen=True, slots=True)

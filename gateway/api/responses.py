@@ -3,7 +3,8 @@
 A Responses request takes the same path as a chat completion (authenticate, classify,
 decide, reserve, dispatch, settle, record): it is translated to the chat payload the gateway
 routes (api/responses_request.py) and the reply or stream is translated back
-(responses_reply.py, responses_stream.py), so any backend can serve it.
+(responses_reply.py, responses_stream.py), so any backend can serve it. A backend that
+serves /v1/responses itself is sent the request as such (responses_passthrough.py).
 
 Conversation state: with `store` (default true) the response and the items it was given are
 kept in the gateway's database for the tenant that made it, so `previous_response_id` can
@@ -14,6 +15,7 @@ conversation means keeping its content, which `none` forbids and `redacted` woul
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 import orjson
@@ -26,9 +28,11 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import read_body
+from gateway.api.responses_passthrough import PassthroughStream, adopt
 from gateway.api.responses_reply import new_id, to_response
 from gateway.api.responses_request import (
     ResponsesRequest,
+    native_payload,
     parse_responses_request,
     to_chat_payload,
 )
@@ -36,7 +40,7 @@ from gateway.api.responses_stream import ResponsesEventEncoder, ResponsesStream
 from gateway.api.sse_response import SSEResponse
 from gateway.components import Components
 from gateway.conversations.repository import ResponseRepository
-from gateway.errors import DatabaseUnavailable, InvalidRequest, NotFound
+from gateway.errors import DatabaseUnavailable, GatewayError, InvalidRequest, NotFound
 from gateway.routing.service import Completed, Streaming
 from gateway.types import Endpoint, RouteRequest, TenantContext
 
@@ -51,6 +55,12 @@ STATE_REFUSED = {
                 "(store_content: redacted), and continuing from placeholders would change "
                 "the conversation; send the whole conversation in `input` instead",
 }
+
+
+# Chat payload fields (as a backend's refusal names them) → the Responses parameter sent.
+RESPONSES_NAMES = {"reasoning_effort": "reasoning.effort", "max_tokens": "max_output_tokens",
+                   "max_completion_tokens": "max_output_tokens",
+                   "response_format": "text.format", "messages": "input"}
 
 
 def _components(request: Request) -> Components:
@@ -88,31 +98,52 @@ async def create_response(request: Request) -> Response:
         max_output_tokens=payload.get("max_tokens"),
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
         session_id=(request.headers.get("x-session-id") or "")[:256] or None,
+        responses_payload=native_payload(parsed, history),
     )
     context = [*history, *parsed.input_items]
     response_id = new_id("resp")
     if parsed.stream:
-        streaming = await parts.routing.handle(tenant, route_request, request.headers)
+        streaming = await _handled(parts.routing.handle(tenant, route_request, request.headers))
         assert isinstance(streaming, Streaming)
-        encoder = ResponsesEventEncoder(response_id, parsed.echo, parsed.model, store=store)
 
         async def keep(response: dict[str, Any]) -> None:
             await _save(parts.responses, tenant, context, response)
 
-        return SSEResponse(ResponsesStream(streaming.body, encoder, keep if store else None),
-                           streaming.headers)
+        on_end = keep if store else None
+        if streaming.endpoint is Endpoint.RESPONSES:
+            return SSEResponse(PassthroughStream(streaming.body, response_id, parsed.echo,
+                                                 parsed.model, store=store, on_end=on_end),
+                               streaming.headers)
+        encoder = ResponsesEventEncoder(response_id, parsed.echo, parsed.model, store=store)
+        return SSEResponse(ResponsesStream(streaming.body, encoder, on_end), streaming.headers)
     try:
-        result = await cancel_on_disconnect(
-            request.receive, parts.routing.handle(tenant, route_request, request.headers))
+        result = await cancel_on_disconnect(request.receive, _handled(
+            parts.routing.handle(tenant, route_request, request.headers)))
     except ClientGone:
         return Response(status_code=499)
     assert isinstance(result, Completed)
-    response = to_response(orjson.loads(result.body), response_id, parsed.echo, parsed.model,
-                           store=store)
+    body = orjson.loads(result.body)
+    response = (
+        adopt(body, response_id, parsed.echo, parsed.model, store=store)
+        if result.endpoint is Endpoint.RESPONSES
+        else to_response(body, response_id, parsed.echo, parsed.model, store=store)
+    )
     if store:
         await _save(parts.responses, tenant, context, response)
     return Response(orjson.dumps(response), media_type="application/json",
                     headers=result.headers)
+
+
+async def _handled(work: Awaitable[Completed | Streaming]) -> Completed | Streaming:
+    """Refusals name what the client sent: a Responses parameter, not its chat translation."""
+    try:
+        return await work
+    except GatewayError as exc:
+        name = exc.param.partition(".")[0] if exc.param else None
+        if name in RESPONSES_NAMES:
+            exc.param = RESPONSES_NAMES[name] + exc.param[len(name):]  # type: ignore[index]
+            exc.message = exc.message.replace(f"'{name}'", f"'{RESPONSES_NAMES[name]}'")
+        raise
 
 
 async def _history(parts: Components, tenant: TenantContext, parsed: ResponsesRequest,

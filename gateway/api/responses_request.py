@@ -45,7 +45,8 @@ ROLES = {"user": "user", "system": "system", "developer": "system", "assistant":
 @dataclass(frozen=True, slots=True)
 class ResponsesRequest:
     """What the front door keeps of a Responses request: the routed chat payload, the items
-    this turn adds to the conversation, and the fields a Response object echoes back."""
+    this turn adds to the conversation, the fields a Response object echoes back, and the
+    body as sent (for backends that serve the Responses API natively)."""
 
     model: str
     payload: Payload
@@ -54,6 +55,7 @@ class ResponsesRequest:
     store: bool
     previous_response_id: str | None
     echo: dict[str, Any] = field(default_factory=dict)
+    body: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_responses_request(body: Any) -> ResponsesRequest:
@@ -108,7 +110,7 @@ def parse_responses_request(body: Any) -> ResponsesRequest:
     payload["model"] = model
     return ResponsesRequest(model=model, payload=payload, input_items=items,
                             stream=bool(body.get("stream")), store=store is not False,
-                            previous_response_id=previous, echo=echo)
+                            previous_response_id=previous, echo=echo, body=body)
 
 
 def to_chat_payload(request: ResponsesRequest, history: list[dict[str, Any]]) -> Payload:
@@ -124,6 +126,32 @@ def to_chat_payload(request: ResponsesRequest, history: list[dict[str, Any]]) ->
     payload = dict(request.payload)
     payload["messages"] = messages
     return payload
+
+
+def native_payload(request: ResponsesRequest, history: list[dict[str, Any]]) -> Payload:
+    """The body for a backend that serves /v1/responses itself. The gateway keeps the
+    conversation, so the upstream gets it whole in `input` and keeps nothing (`store:
+    false`); `metadata` and `previous_response_id` are the gateway's own."""
+    body = {k: v for k, v in request.body.items()
+            if k not in ("store", "previous_response_id", "metadata", "background")
+            and v is not None}
+    body["input"] = [*(_replayable(item) for item in history if _replays(item)),
+                     *request.input_items]
+    body["store"] = False
+    return body
+
+
+def _replays(item: dict[str, Any]) -> bool:
+    # Reasoning without its encrypted content cannot be handed back to a model.
+    return item.get("type") != "reasoning" or bool(item.get("encrypted_content"))
+
+
+def _replayable(item: dict[str, Any]) -> dict[str, Any]:
+    """A stored output item as input: without the ids the upstream never issued (it would
+    look them up) and the output-only status."""
+    if item.get("type") in ("message", "function_call") and "id" in item:
+        return {k: v for k, v in item.items() if k not in ("id", "status")}
+    return item
 
 
 def input_items(raw: Any) -> list[dict[str, Any]]:

@@ -305,6 +305,8 @@ def _compile_backend(spec: BackendSpec) -> Backend:
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,
+        responses_native=(spec.responses_api or (
+            "native" if spec.provider in ("openai", "azure") else "translate")) == "native",
     )
 
 

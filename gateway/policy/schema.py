@@ -136,6 +136,12 @@ class BackendSpec(Strict):
         description="OpenAI family: the field that carries the client's token limit upstream; "
         "auto (default) renames max_tokens to max_completion_tokens for o-series and gpt-5",
     )
+    responses_api: Literal["native", "translate"] | None = Field(
+        default=None,
+        description="how Responses API requests reach this backend: native (passed through "
+        "to its /v1/responses; the default for openai and azure, and for a vllm server that "
+        "serves it) or translate (to chat completions; the default elsewhere)",
+    )
     kv: KvSpec | None = None
     max_num_seqs: int | None = Field(
         default=None, ge=1,
@@ -172,6 +178,9 @@ class BackendSpec(Strict):
                 raise ValueError(f"{name} applies to provider {provider} only")
         if self.provider == "anthropic" and self.max_tokens_field is not None:
             raise ValueError("max_tokens_field applies to OpenAI-family providers only")
+        if self.provider == "anthropic" and self.responses_api == "native":
+            raise ValueError("responses_api: native needs an OpenAI-family provider; "
+                             "anthropic backends are always translated")
         if self.auth == "api_key" and self.provider not in ("azure", "anthropic"):
             raise ValueError("auth: api_key applies to providers azure and anthropic only")
         if self.tokens is not None and self.tokens.count == "tokenize" and (

@@ -4,7 +4,9 @@ numeric codes, content-filter errors whose details sit in `innererror`).
 
 Classic: `{base_url}/openai/deployments/{deployment}/{endpoint}?api-version=...` (the body's
 `model` is ignored by Azure). v1: `base_url` ends in `/openai/v1`; the body's `model` is the
-deployment name and `api-version` is optional.
+deployment name and `api-version` is optional. Responses API requests (passed through) go to
+`{base_url}/openai/responses` with the deployment as the body's `model`; Azure serves them from
+api-version 2025-03-01-preview on (an older one: set `responses_api: translate`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ class AzureDialect(Dialect):
     api_key_header = "api-key"
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
+        if endpoint is Endpoint.RESPONSES:
+            # Azure's Responses API is not under a deployment: the body names it.
+            if backend.deployment:
+                body["model"] = backend.deployment
+            return
         clean_for_openai(body, backend)
 
     def translator(self, backend: Backend) -> AzureStreamNormaliser:
@@ -45,7 +52,8 @@ def azure_url(backend: Backend, endpoint: Endpoint) -> str:
     base = backend.base_url
     if backend.deployment:
         root = base if base.endswith("/openai") else f"{base}/openai"
-        url = f"{root}/deployments/{quote(backend.deployment, safe='')}/{endpoint.value}"
+        url = (f"{root}/responses" if endpoint is Endpoint.RESPONSES else
+               f"{root}/deployments/{quote(backend.deployment, safe='')}/{endpoint.value}")
     else:
         url = f"{base}/{endpoint.value}"
     if backend.api_version:

@@ -44,7 +44,7 @@ class Dialect:
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         """Adjust the (copied) body in place for this upstream."""
-        if backend.max_tokens_field != "auto":
+        if backend.max_tokens_field != "auto" and endpoint is not Endpoint.RESPONSES:
             rename_max_tokens(body, backend.max_tokens_field)
 
     def translator(self, backend: Backend) -> EventTranslator | None:
@@ -58,7 +58,8 @@ class OpenAIDialect(Dialect):
     """api.openai.com: the same wire format, stricter about the body (openai_hygiene.py)."""
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
-        clean_for_openai(body, backend)
+        if endpoint is not Endpoint.RESPONSES:  # its own field names: nothing to fix
+            clean_for_openai(body, backend)
 
 
 class OpenAICompatProvider:
@@ -81,7 +82,7 @@ class OpenAICompatProvider:
               stream: bool) -> bytes:
         body = dict(payload)
         body["model"] = backend.model
-        if stream:
+        if stream and endpoint is not Endpoint.RESPONSES:  # response.completed has usage
             # Ask for usage even when the client did not: it is how cost gets settled. The
             # relay drops the extra usage chunk for clients that did not ask.
             options = body.get("stream_options")
@@ -130,8 +131,17 @@ def usage_from_body(body: bytes) -> Usage | None:
 
 
 def usage_from_obj(usage: object) -> Usage | None:
+    """Chat and completions usage, or the Responses API's (input/output tokens)."""
     if not isinstance(usage, dict):
         return None
+    if "input_tokens" in usage and "prompt_tokens" not in usage:
+        details = usage.get("input_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        return Usage(
+            prompt_tokens=token_count(usage.get("input_tokens")),
+            completion_tokens=token_count(usage.get("output_tokens")),
+            cached_tokens=token_count(cached),
+        )
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(

@@ -33,6 +33,7 @@ from gateway.scraper.latency import split_latency
 from gateway.telemetry.tracing import Tracing
 from gateway.types import (
     Backend,
+    Endpoint,
     Payload,
     PricePerMTok,
     Profile,
@@ -52,12 +53,14 @@ class Completed:
     body: bytes
     content_type: str
     headers: dict[str, str]
+    endpoint: Endpoint = Endpoint.CHAT  # the API the body speaks (RESPONSES: passed through)
 
 
 @dataclass(slots=True)
 class Streaming:
     body: Relay
     headers: dict[str, str]
+    endpoint: Endpoint = Endpoint.CHAT
 
 
 class RoutingService:
@@ -118,7 +121,7 @@ class RoutingService:
             trace.unmetered = reservation is None
             if request.stream:
                 return await self._open_stream(tenant, request, profile, reservation, trace)
-            reply = await self._dispatch(request, profile, trace)  # 4 dispatch
+            endpoint, reply = await self._dispatch(request, profile, trace)  # 4 dispatch
         except BaseException as exc:
             error = exc if isinstance(exc, GatewayError) else None
             if error is None and isinstance(exc, Exception):
@@ -132,19 +135,21 @@ class RoutingService:
         cost = await self._finish(  # 5 settle + 6 record
             tenant, request, profile, reservation, trace, reply.usage, body=reply.body
         )
-        return Completed(reply.body, reply.content_type, response_headers(trace, cost))
+        return Completed(reply.body, reply.content_type, response_headers(trace, cost),
+                         endpoint)
 
     async def _dispatch(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace
-    ) -> UpstreamReply:
+    ) -> tuple[Endpoint, UpstreamReply]:
         assert trace.decision is not None
         last: DispatchError | None = None
         for backend in trace.decision.candidates:
-            payload, mapping = await self._payload_for(request, profile, trace, backend)
+            endpoint, payload, mapping = await self._payload_for(
+                request, profile, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
                 reply = await trace.spans.call(self._providers[backend.provider]).complete(
-                    backend, request.endpoint, payload, request.request_id
+                    backend, endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
                 last = self._failed(ticket, exc, trace)
@@ -155,7 +160,7 @@ class RoutingService:
             self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT to measure
             if mapping is not None:
                 reply.body = restore_body(reply.body, mapping)
-            return reply
+            return endpoint, reply
         assert last is not None
         raise last.error
 
@@ -171,12 +176,14 @@ class RoutingService:
         last: DispatchError | None = None
         stream: UpstreamStream | None = None
         ticket: Ticket | None = None
+        endpoint = request.endpoint
         for backend in trace.decision.candidates:
-            payload, mapping = await self._payload_for(request, profile, trace, backend)
+            endpoint, payload, mapping = await self._payload_for(
+                request, profile, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
                 stream = await trace.spans.call(self._providers[backend.provider]).stream(
-                    backend, request.endpoint, payload, request.request_id
+                    backend, endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
                 last = self._failed(ticket, exc, trace)
@@ -222,17 +229,22 @@ class RoutingService:
         body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
                      on_first_token=on_first_token, annotate_usage=annotate,
                      capture=trace.capture)
-        return Streaming(body, response_headers(trace, None))
+        return Streaming(body, response_headers(trace, None), endpoint)
 
     async def _payload_for(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace, backend: Backend
-    ) -> tuple[Payload, RedactionMap | None]:
+    ) -> tuple[Endpoint, Payload, RedactionMap | None]:
         """What this backend may see: the original inside self_hosted, placeholders outside
         it when the route redacts (computed once, reused across fallbacks). A long prompt's
-        rescan (~0.3 µs a character) runs in a thread, so the loop keeps serving."""
+        rescan (~0.3 µs a character) runs in a thread, so the loop keeps serving. A
+        Responses request goes as such to a backend that serves it natively, unless it
+        must be redacted (redaction rewrites the chat translation, which then goes)."""
         decision = trace.decision
-        if decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED:
-            return request.payload, None
+        unredacted = decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED
+        if unredacted and request.responses_payload is not None and backend.responses_native:
+            return Endpoint.RESPONSES, request.responses_payload, None
+        if unredacted:
+            return request.endpoint, request.payload, None
         if trace.redacted is None:
             redact = self._classifier.redact
             trace.redacted = (
@@ -240,7 +252,7 @@ class RoutingService:
                 if profile.prompt_tokens > REDACT_INLINE_TOKENS
                 else redact(request, trace.detectors, profile)
             )
-        return trace.redacted
+        return (request.endpoint, *trace.redacted)
 
     def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
         trace.attempts += 1
