@@ -136,8 +136,11 @@ def _words(body: dict[str, Any]) -> int:
 def _error(error_type: str, message: str, request_id: str) -> Response:
     body = {"type": "error", "error": {"type": error_type, "message": message},
             "request_id": request_id}
+    headers = {"request-id": request_id}
+    if error_type in ("rate_limit_error", "overloaded_error"):
+        headers["retry-after"] = "3"  # Anthropic says when to come back on 429 (and 529)
     return Response(orjson.dumps(body), status_code=ERROR_STATUS[error_type],
-                    media_type="application/json", headers={"request-id": request_id})
+                    media_type="application/json", headers=headers)
 
 
 def sse(kind: str, data: dict[str, Any]) -> bytes:

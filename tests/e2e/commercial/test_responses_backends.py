@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import anthropic
 import openai
 import pytest
 
@@ -15,7 +16,7 @@ from gateway.app import create_app
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
 from tests.e2e.conftest import create_key
-from tests.support.mock_anthropic import MockAnthropic
+from tests.support.mock_anthropic import Fault, MockAnthropic
 from tests.support.mock_openai import MockOpenAI
 from tests.support.mock_openai_responses import WORDS, MockResponsesAPI
 from tests.support.sdk_clients import OpenedClients
@@ -40,6 +41,10 @@ class Backends:
     def client(self) -> openai.OpenAI:
         return self.opened.track(openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key,
                                                max_retries=0))
+
+    def claude_client(self) -> anthropic.Anthropic:
+        return self.opened.track(anthropic.Anthropic(base_url=self.url, api_key=self.key,
+                                                     max_retries=0))
 
 
 def policy_text(native: str, claude: str, chat: str) -> str:
@@ -212,3 +217,18 @@ def test_what_anthropic_cannot_take_is_refused_naming_parameter_and_backend(
             tools=[WEATHER], tool_choice={"type": "function", "name": "get_weather"})
     assert "claude" in refused.value.message
     assert refused.value.body["param"] == "reasoning.effort"
+
+
+def test_retry_after_from_an_upstream_429_reaches_the_openai_client(backends: Backends) -> None:
+    backends.native.rate_limited = 1
+    with pytest.raises(openai.RateLimitError) as limited:
+        backends.client().responses.create(model="gpt-native", input="Hi")
+    assert limited.value.response.headers["retry-after"] == "7"
+
+
+def test_retry_after_from_an_upstream_429_reaches_the_claude_client(backends: Backends) -> None:
+    backends.claude.faults.append(Fault(error_type="rate_limit_error"))
+    with pytest.raises(anthropic.RateLimitError) as limited:
+        backends.claude_client().messages.create(
+            model="claude", max_tokens=32, messages=[{"role": "user", "content": "Hi"}])
+    assert limited.value.response.headers["retry-after"] == "3"
