@@ -119,21 +119,30 @@ class Profile:
 
 @dataclass(frozen=True, slots=True)
 class PricePerMTok:
-    """USD per million tokens; cached input defaults to the input price when unknown."""
+    """USD per million tokens; cached input (read from a prompt cache) and cache writes
+    (input written into one, which Anthropic charges extra for) default to the input price
+    when unknown."""
 
     input_usd: float
     output_usd: float
     cached_input_usd: float | None = None
+    cache_write_input_usd: float | None = None
 
-    def cost_micro_usd(self, prompt: int, completion: int, cached: int = 0) -> int:
-        """Integer micro-USD. A price per million tokens is exactly micro-USD per token."""
-        if not cached:  # the common case, priced on every routing decision: keep it short
+    def cost_micro_usd(self, prompt: int, completion: int, cached: int = 0,
+                       written: int = 0) -> int:
+        """Integer micro-USD. A price per million tokens is exactly micro-USD per token.
+        `prompt` counts every input token, the `cached` and `written` ones included."""
+        if not cached and not written:  # the common case, priced on every routing decision
             return round(prompt * self.input_usd + completion * self.output_usd)
         cached = min(cached, prompt)
+        written = min(written, prompt - cached)
         cached_price = self.input_usd if self.cached_input_usd is None else self.cached_input_usd
-        fresh = prompt - cached
+        write_price = (self.input_usd if self.cache_write_input_usd is None
+                       else self.cache_write_input_usd)
+        fresh = prompt - cached - written
         return round(
-            fresh * self.input_usd + cached * cached_price + completion * self.output_usd
+            fresh * self.input_usd + cached * cached_price + written * write_price
+            + completion * self.output_usd
         )
 
 
@@ -294,6 +303,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0  # of prompt_tokens, written into the backend's prompt cache
 
     @property
     def total_tokens(self) -> int:

@@ -25,6 +25,11 @@ class PriceSpec(Strict):
     input: float = Field(ge=0, description="USD per million input tokens")
     output: float = Field(ge=0, description="USD per million output tokens")
     cached_input: float | None = Field(default=None, ge=0)
+    cache_write_input: float | None = Field(
+        default=None, ge=0,
+        description="USD per million input tokens written into the prompt cache (Anthropic "
+        "charges 1.25x input for 5-minute writes); default: the input price",
+    )
 
 
 class GpuSpec(Strict):

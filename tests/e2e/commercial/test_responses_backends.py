@@ -60,7 +60,8 @@ backends:
      api_key_env: TEST_RESPONSES_KEY, responses_api: native, {common}}}
   - {{name: claude, provider: anthropic, base_url: "{claude}", model: claude-sonnet-test,
      api_key_env: TEST_CLAUDE_KEY, {common},
-     price_per_mtok_usd: {{input: 3.0, output: 15.0}}}}
+     price_per_mtok_usd: {{input: 3.0, output: 15.0, cached_input: 0.3,
+                          cache_write_input: 3.75}}}}
   - {{name: gpt-chat, provider: openai, base_url: "{chat}/v1", model: gpt-4.1,
      api_key_env: TEST_CHAT_KEY, responses_api: translate, {common}}}
 models:
@@ -82,7 +83,7 @@ def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backends]:
     saved = {name: os.environ.get(name) for name in KEYS}
     os.environ.update(KEYS)
     native = MockResponsesAPI(api_key=KEYS["TEST_RESPONSES_KEY"])
-    claude = MockAnthropic(api_key=KEYS["TEST_CLAUDE_KEY"])
+    claude = MockAnthropic(api_key=KEYS["TEST_CLAUDE_KEY"], writes_cache_first=True)
     chat = MockOpenAI(api_key=KEYS["TEST_CHAT_KEY"])
     servers = [ServerThread(native.app()), ServerThread(claude.app()), ServerThread(chat.app())]
     for server in servers:
@@ -232,3 +233,26 @@ def test_retry_after_from_an_upstream_429_reaches_the_claude_client(backends: Ba
         backends.claude_client().messages.create(
             model="claude", max_tokens=32, messages=[{"role": "user", "content": "Hi"}])
     assert limited.value.response.headers["retry-after"] == "3"
+
+
+def test_cache_writes_are_priced_at_the_cache_write_price(backends: Backends) -> None:
+    client = backends.claude_client()
+    system = [{"type": "text", "text": "You are a careful assistant for pricing tests.",
+               "cache_control": {"type": "ephemeral"}}]
+    costs, usages = [], []
+    for _ in range(2):
+        raw = client.messages.with_raw_response.create(
+            model="claude", max_tokens=16, system=system,  # type: ignore[arg-type]
+            messages=[{"role": "user", "content": "Hi"}])
+        costs.append(float(raw.headers["x-gateway-cost-usd"]))
+        usages.append(raw.parse().usage)
+    written, read = usages
+    assert written.cache_creation_input_tokens > 0 and written.cache_read_input_tokens == 0
+    assert read.cache_read_input_tokens > 0 and read.cache_creation_input_tokens == 0
+    # $3/M fresh input, $3.75/M written, $0.30/M read, $15/M output: micro-USD per token.
+    assert costs[0] == pytest.approx((written.input_tokens * 3.0
+                                      + written.cache_creation_input_tokens * 3.75
+                                      + written.output_tokens * 15.0) / 1e6, abs=1.5e-6)
+    assert costs[1] == pytest.approx((read.input_tokens * 3.0
+                                      + read.cache_read_input_tokens * 0.3
+                                      + read.output_tokens * 15.0) / 1e6, abs=1.5e-6)
