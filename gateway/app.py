@@ -25,6 +25,7 @@ from gateway.api import responses as responses_api
 from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
+from gateway.api.openapi_document import truthful_openapi
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
@@ -272,5 +273,6 @@ def create_app(
     app.include_router(budgets.tenant_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
+    app.openapi = truthful_openapi(app)  # type: ignore[method-assign]
     app.add_middleware(RequestIdMiddleware)
     return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES, **responses_api.HOT_ROUTES})

@@ -40,7 +40,13 @@ from gateway.api.responses_stream import ResponsesEventEncoder, ResponsesStream
 from gateway.api.sse_response import SSEResponse
 from gateway.components import Components
 from gateway.conversations.repository import ResponseRepository
-from gateway.errors import DatabaseUnavailable, GatewayError, InvalidRequest, NotFound
+from gateway.errors import (
+    DatabaseUnavailable,
+    GatewayError,
+    InvalidRequest,
+    NotFound,
+    UpstreamFailed,
+)
 from gateway.routing.service import Completed, Streaming
 from gateway.types import Endpoint, RouteRequest, TenantContext
 
@@ -122,7 +128,13 @@ async def create_response(request: Request) -> Response:
     except ClientGone:
         return Response(status_code=499)
     assert isinstance(result, Completed)
-    body = orjson.loads(result.body)
+    try:
+        body = orjson.loads(result.body)
+    except orjson.JSONDecodeError:
+        body = None
+    if not isinstance(body, dict):
+        raise UpstreamFailed(f"backend {result.headers.get('x-gateway-backend')} sent a reply "
+                             "that is not a JSON object")
     response = (
         adopt(body, response_id, parsed.echo, parsed.model, store=store)
         if result.endpoint is Endpoint.RESPONSES

@@ -51,19 +51,22 @@ class PassthroughStream:
         self._on_end = on_end
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # Read to the relay's end (see ResponsesStream): it settles and records on finishing.
         snapshot: dict[str, Any] = {}
         sequence = -1
+        ended = False
         async for frame in self._relay:
             data = frame[6:-2] if frame.startswith(b"data: ") else frame.strip()
-            if data == b"[DONE]":
-                break
+            if ended or data == b"[DONE]":
+                continue
             event = orjson.loads(data)
             if not isinstance(event, dict):
                 continue
             kind = event.get("type")
             if not isinstance(kind, str):  # the relay's own error frame: the stream broke
+                ended = True
                 yield self._failure(event.get("error") or {}, snapshot, sequence + 1)
-                return
+                continue
             if isinstance(event.get("sequence_number"), int):
                 sequence = event["sequence_number"]
             if isinstance(event.get("response"), dict):
@@ -71,17 +74,16 @@ class PassthroughStream:
                                  self._model, store=self._store)
                 data = orjson.dumps(event)
                 if kind in LIFECYCLE_END:
+                    ended = True
                     if kind != "response.failed" and self._on_end is not None:
                         await self._on_end(snapshot)
-                    yield event_frame(kind, data)
-                    return
             yield event_frame(kind, data)
             if kind == "error":
+                ended = True
                 yield self._failure(event, snapshot, sequence + 1, announced=True)
-                return
-        # Ended without saying how: for the client, the response failed.
-        yield self._failure({"message": "the upstream stream ended early"}, snapshot,
-                            sequence + 1)
+        if not ended:  # the upstream stopped without saying how: for the client, it failed
+            yield self._failure({"message": "the upstream stream ended early"}, snapshot,
+                                sequence + 1)
 
     def _failure(self, error: dict[str, Any], snapshot: dict[str, Any], sequence: int, *,
                  announced: bool = False) -> bytes:

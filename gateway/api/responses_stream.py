@@ -207,19 +207,26 @@ class ResponsesStream:
         self._on_end = on_end
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # The relay is read to its end, never left early: it settles and records the request
+        # as served only when it finishes (closing it mid-way reads as a client that left).
         encoder = self._encoder
+        ended = False
         async for frame in self._relay:
+            if ended:
+                continue
             data = frame[6:-2] if frame.startswith(b"data: ") else frame.strip()
             if data == b"[DONE]":
+                ended = True
                 out = encoder.end()
                 if self._on_end is not None and encoder.final is not None:
                     await self._on_end(encoder.final)
                 yield b"".join(out)
-                return
+                continue
             chunk = orjson.loads(data)
             if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+                ended = True
                 yield b"".join(encoder.error(chunk["error"]))
-                return
+                continue
             out = encoder.feed(chunk)
             if out:
                 yield b"".join(out)

@@ -292,10 +292,47 @@ def test_requests_are_audited_and_budgeted_like_chat(rig: ResponsesRig) -> None:
         for _ in range(20):  # the daily budget is 200 micro-dollars: spent within a few
             client.responses.create(model="auto", input="Hello there.", max_output_tokens=20)
     assert refused.value.code == "insufficient_quota"
+    row = audited(rig, request_id)
+    assert row["backend"] == "local" and row["cost_micro_usd"] > 0
+    assert row["outcome"] == "ok"
+
+
+def audited(rig: ResponsesRig, request_id: str) -> dict[str, object]:
     deadline = time.monotonic() + 10  # the audit writer flushes in batches
     while not (mine := [r for r in mirror_rows(rig.audit_path)
                         if r["request_id"] == request_id]):
         assert time.monotonic() < deadline, "the request never reached the audit log"
         time.sleep(0.05)
-    assert mine[0]["backend"] == "local" and mine[0]["cost_micro_usd"] > 0
-    assert mine[0]["outcome"] == "ok"
+    return mine[0]
+
+
+def test_a_finished_stream_is_recorded_as_served(rig: ResponsesRig) -> None:
+    raw = rig.client().responses.with_raw_response.create(
+        model="auto", input="Hello there.", max_output_tokens=400, stream=True)
+    assert list(raw.parse())[-1].type == "response.completed"
+    row = audited(rig, raw.headers["x-request-id"])
+    assert row["outcome"] == "ok" and row["completion_tokens"] > 0
+
+
+def test_the_openapi_document_lists_every_error_a_client_can_get(rig: ResponsesRig) -> None:
+    document = httpx.get(f"{rig.url}/openapi.json", timeout=10).json()
+    public = {"/healthz", "/readyz"}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            statuses = set(operation["responses"])
+            assert "422" not in statuses, (method, path)  # rendered as 400, never 422
+            if path not in public:
+                assert {"400", "401", "403", "404", "413", "429"} <= statuses, (method, path)
+                assert operation["security"], (method, path)
+    create = document["paths"]["/v1/responses"]["post"]
+    assert set(create["responses"]["200"]["content"]) == {"application/json",
+                                                          "text/event-stream"}
+    assert "retry-after" in create["responses"]["429"]["headers"]
+
+
+def test_a_wrong_method_gets_405_with_every_allowed_method(rig: ResponsesRig) -> None:
+    resp = httpx.request("PATCH", f"{rig.url}/v1/responses/resp_1", timeout=10,
+                         headers={"authorization": f"Bearer {rig.keys['keeper']}"})
+    assert resp.status_code == 405
+    assert set(resp.headers["allow"].split(", ")) >= {"GET", "DELETE"}
+    assert resp.json()["error"]["code"] == "method_not_allowed"
