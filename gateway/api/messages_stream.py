@@ -155,19 +155,26 @@ class AnthropicStream:
         self._encoder = encoder
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # The relay is read to its end, never left early: it settles and records the request
+        # as served only when it finishes (closing it mid-way reads as a client that left).
         encoder = self._encoder
+        ended = False
         async for frame in self._relay:
+            if ended:
+                continue
             data = frame[6:-2] if frame.startswith(b"data: ") else frame.strip()
             if data == b"[DONE]":
+                ended = True
                 yield b"".join(encoder.end())
-                return
+                continue
             chunk = orjson.loads(data)
             if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
                 # Headers are gone: Anthropic clients learn of it from an `error` event.
                 kind = "overloaded_error" if chunk["error"].get("code") == "overloaded" \
                     else "api_error"
+                ended = True
                 yield encoder.error(chunk["error"], kind)
-                return
+                continue
             out = encoder.feed(chunk)
             if out:
                 yield b"".join(out)

@@ -4,9 +4,11 @@ form from any backend."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.e2e.commercial.conftest import Rig
+from tests.support.audit_mirror import mirror_rows
 
 THINKING = {"type": "enabled", "budget_tokens": 2048}
 WEATHER = {"name": "get_weather", "description": "weather for a city",
@@ -91,3 +93,17 @@ def test_tool_ids_from_an_openai_backend_take_the_toolu_form(gw: Rig) -> None:
     ) as stream:
         final = stream.get_final_message()
     assert next(b for b in final.content if b.type == "tool_use").id.startswith("toolu_")
+
+
+def test_a_finished_stream_is_recorded_as_served(gw: Rig) -> None:
+    with gw.anthropic().messages.with_streaming_response.create(
+        model="claude", max_tokens=64, stream=True,
+        messages=[{"role": "user", "content": "Hi"}],
+    ) as raw:
+        request_id = raw.headers["x-request-id"]
+        assert b"message_stop" in b"".join(raw.iter_bytes())
+    deadline = time.monotonic() + 10  # the audit writer flushes in batches
+    while not (rows := [r for r in mirror_rows(gw.audit_path) if r["request_id"] == request_id]):
+        assert time.monotonic() < deadline, "the request never reached the audit log"
+        time.sleep(0.05)
+    assert rows[0]["outcome"] == "ok"
