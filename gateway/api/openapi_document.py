@@ -98,6 +98,8 @@ def _complete_operation(path: str, operation: dict[str, Any]) -> None:
         responses[status]["headers"] = RETRY_AFTER
     if path.startswith("/admin"):
         operation["security"] = [{"adminKey": []}]
+        if "201" in responses:  # creating what exists
+            responses.setdefault("409", _error("it exists already"))
     elif path.startswith("/v1/messages"):
         operation["security"] = [{"tenantKey": []}, {"tenantApiKeyHeader": []}]
     else:

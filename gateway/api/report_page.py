@@ -4,8 +4,9 @@ for a range of UTC days and optionally one tenant. Admin key required."""
 from __future__ import annotations
 
 from datetime import date
+from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 from starlette.responses import HTMLResponse
 
 from gateway.api.admin import Admin, admin_components
@@ -29,7 +30,10 @@ HEADERS = {
 
 @router.get("/reports", response_class=HTMLResponse)
 async def report_page(
-    parts: Admin, since: date | None = None, until: date | None = None,
+    parts: Admin,
+    # Strict: a date as the document says (YYYY-MM-DD), not a number read as a timestamp.
+    since: Annotated[date | None, Query(strict=True)] = None,
+    until: Annotated[date | None, Query(strict=True)] = None,
     tenant: str | None = None,
 ) -> HTMLResponse:
     try:

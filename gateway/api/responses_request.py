@@ -226,7 +226,8 @@ def _append_item(messages: list[dict[str, Any]], item: dict[str, Any], where: st
 
 
 def _message(item: dict[str, Any], where: str) -> dict[str, Any]:
-    role = ROLES.get(item.get("role"))  # type: ignore[arg-type]
+    role = item.get("role")
+    role = ROLES.get(role) if isinstance(role, str) else None
     if role is None:
         raise InvalidRequest(f"{where}.role: expected user, system, developer or assistant",
                              param=f"{where}.role")
