@@ -1,10 +1,7 @@
 """Front door: an OpenAI Responses request → the chat payload the gateway routes (pure).
 
 `instructions` becomes the first (system) message, then the stored conversation a
-`previous_response_id` names, then `input`. Message items become chat messages (`developer`
-as `system`, which every chat server accepts), `function_call` items become assistant
-`tool_calls`, `function_call_output` items become `role: tool` messages, and `reasoning`
-items are dropped (they mean something only to the model that wrote them).
+`previous_response_id` names, then `input` (items translated by responses_items.py).
 `max_output_tokens` → `max_tokens`, `text.format` → `response_format`, `reasoning.effort` →
 `reasoning_effort`. `store`, `metadata` and `previous_response_id` are the gateway's own
 business and never reach a backend. What chat completions cannot express is refused with a
@@ -16,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.api.responses_items import append_item
 from gateway.errors import InvalidRequest
 from gateway.types import Payload
 
@@ -39,7 +37,6 @@ NOT_TRANSLATABLE = {
     "max_tool_calls": "only built-in tools count against max_tool_calls, and the gateway "
                       "serves function tools only",
 }
-ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +119,7 @@ def to_chat_payload(request: ResponsesRequest, history: list[dict[str, Any]]) ->
             raise InvalidRequest("instructions: expected a string", param="instructions")
         messages.append({"role": "system", "content": instructions})
     for i, item in enumerate([*history, *request.input_items]):
-        _append_item(messages, item, f"input[{i - len(history)}]")
+        append_item(messages, item, f"input[{i - len(history)}]")
     payload = dict(request.payload)
     payload["messages"] = messages
     return payload
@@ -198,92 +195,6 @@ def _chat_fields(body: dict[str, Any]) -> Payload:
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
     return payload
-
-
-def _append_item(messages: list[dict[str, Any]], item: dict[str, Any], where: str) -> None:
-    kind = item.get("type")
-    if kind == "message":
-        messages.append(_message(item, where))
-    elif kind == "function_call":
-        call = {"id": item.get("call_id"), "type": "function", "function": {
-            "name": item.get("name"), "arguments": item.get("arguments") or "{}"}}
-        last = messages[-1] if messages else None
-        # Parallel calls (and the text before them) are one assistant turn in chat.
-        if last is not None and last["role"] == "assistant":
-            last.setdefault("tool_calls", []).append(call)
-        else:
-            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-    elif kind == "function_call_output":
-        messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
-                         "content": _output_text(item.get("output"), where)})
-    elif kind == "reasoning":
-        return
-    else:
-        raise InvalidRequest(
-            f"{where}.type: input item type {kind!r} cannot be translated to chat completions "
-            "(the gateway serves messages, function calls and their outputs)",
-            param=f"{where}.type", code="unsupported_parameter")
-
-
-def _message(item: dict[str, Any], where: str) -> dict[str, Any]:
-    role = item.get("role")
-    role = ROLES.get(role) if isinstance(role, str) else None
-    if role is None:
-        raise InvalidRequest(f"{where}.role: expected user, system, developer or assistant",
-                             param=f"{where}.role")
-    content = item.get("content")
-    if isinstance(content, str):
-        return {"role": role, "content": content}
-    if not isinstance(content, list):
-        raise InvalidRequest(f"{where}.content: expected a string or content parts",
-                             param=f"{where}.content")
-    parts = [_part(part, f"{where}.content[{j}]") for j, part in enumerate(content)]
-    if role != "user" or all(p["type"] == "text" for p in parts):
-        if any(p["type"] != "text" for p in parts):
-            raise InvalidRequest(f"{where}.content: only a user message may carry images or "
-                                 "files", param=f"{where}.content")
-        return {"role": role, "content": "".join(p["text"] for p in parts)}
-    return {"role": role, "content": parts}
-
-
-def _part(part: Any, where: str) -> dict[str, Any]:
-    kind = part.get("type") if isinstance(part, dict) else None
-    if kind in ("input_text", "output_text"):
-        return {"type": "text", "text": part.get("text") or ""}
-    if kind == "refusal":
-        return {"type": "text", "text": part.get("refusal") or ""}
-    if kind == "input_image":
-        url = part.get("image_url")
-        if not isinstance(url, str) or not url:
-            raise InvalidRequest(f"{where}: only images given by image_url (a URL or a data "
-                                 "URL) can be translated; file_id names a file stored at "
-                                 "OpenAI", param=f"{where}.image_url")
-        image: dict[str, Any] = {"url": url}
-        if part.get("detail") in ("low", "high", "auto"):
-            image["detail"] = part["detail"]
-        return {"type": "image_url", "image_url": image}
-    if kind == "input_file":
-        data = part.get("file_data")
-        if not isinstance(data, str) or not data:
-            raise InvalidRequest(f"{where}: only files given inline (file_data) can be "
-                                 "translated", param=f"{where}.file_data")
-        file: dict[str, Any] = {"file_data": data}
-        if isinstance(part.get("filename"), str):
-            file["filename"] = part["filename"]
-        return {"type": "file", "file": file}
-    raise InvalidRequest(f"{where}.type: content part type {kind!r} is not supported",
-                         param=f"{where}.type")
-
-
-def _output_text(output: Any, where: str) -> str:
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list) and all(
-        isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in output
-    ):
-        return "".join(p.get("text") or "" for p in output)
-    raise InvalidRequest(f"{where}.output: only text function call outputs can be translated",
-                         param=f"{where}.output")
 
 
 def _tool(tool: Any, where: str) -> dict[str, Any]:

@@ -256,3 +256,18 @@ def test_cache_writes_are_priced_at_the_cache_write_price(backends: Backends) ->
     assert costs[1] == pytest.approx((read.input_tokens * 3.0
                                       + read.cache_read_input_tokens * 0.3
                                       + read.output_tokens * 15.0) / 1e6, abs=1.5e-6)
+
+
+def test_reasoning_effort_on_claude_comes_back_as_a_reasoning_item(backends: Backends) -> None:
+    client = backends.client()
+    response = client.responses.create(model="claude", input="Think first.",
+                                       reasoning={"effort": "low"}, max_output_tokens=4096)
+    assert backends.claude.last().body["thinking"]["type"] == "enabled"
+    assert [item.type for item in response.output] == ["reasoning", "message"]
+    assert response.output[0].content[0].text
+    with client.responses.stream(model="claude", input="Think first.",
+                                 reasoning={"effort": "low"}, max_output_tokens=4096) as stream:
+        kinds = {event.type for event in stream}
+        final = stream.get_final_response()
+    assert "response.reasoning_text.delta" in kinds
+    assert [item.type for item in final.output] == ["reasoning", "message"]
