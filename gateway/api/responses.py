@@ -28,6 +28,7 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import read_body
+from gateway.api.responses_items import input_items_page
 from gateway.api.responses_passthrough import PassthroughStream, adopt
 from gateway.api.responses_reply import new_id, to_response
 from gateway.api.responses_request import (
@@ -200,6 +201,22 @@ async def retrieve_response(request: Request, response_id: str) -> Response:
     return Response(orjson.dumps(stored.response), media_type="application/json")
 
 
+async def list_input_items(request: Request, response_id: str) -> Response:
+    """The items the response was given (the stored conversation, then its own input), as
+    `client.responses.input_items.list` pages them: `order` (desc by default), `after`,
+    `limit` (1–100, default 20)."""
+    parts = _components(request)
+    tenant = await authenticate_tenant(request, parts.authenticator)
+    stored = (await parts.responses.get(tenant.tenant_id, response_id)
+              if parts.responses is not None else None)
+    if stored is None:
+        raise _missing(response_id)
+    page = input_items_page(stored.id, stored.context, request.query_params.get("order"),
+                            request.query_params.get("after"),
+                            request.query_params.get("limit"))
+    return Response(orjson.dumps(page), media_type="application/json")
+
+
 async def delete_response(request: Request, response_id: str) -> Response:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
@@ -223,6 +240,8 @@ router.add_api_route("/v1/responses/{response_id}", retrieve_response, methods=[
                      response_model=None)
 router.add_api_route("/v1/responses/{response_id}", delete_response, methods=["DELETE"],
                      response_model=None)
+router.add_api_route("/v1/responses/{response_id}/input_items", list_input_items,
+                     methods=["GET"], response_model=None)
 
 # Served by the ASGI front door (api/hot_path.py) like the other inference routes.
 HOT_ROUTES = {("POST", "/v1/responses"): create_response}

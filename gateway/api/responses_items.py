@@ -100,3 +100,46 @@ def _output_text(output: Any, where: str) -> str:
         return "".join(p.get("text") or "" for p in output)
     raise InvalidRequest(f"{where}.output: only text function call outputs can be translated",
                          param=f"{where}.output")
+
+
+def input_items_page(response_id: str, context: list[dict[str, Any]], order: str | None,
+                     after: str | None, limit: str | None) -> dict[str, Any]:
+    """A page of a stored response's input items, each with an id (the client's own, or one
+    derived from the response id and the item's place, so pages stay stable)."""
+    if order not in (None, "asc", "desc"):
+        raise InvalidRequest("order: expected 'asc' or 'desc'", param="order")
+    try:
+        size = 20 if limit is None else int(limit)
+    except ValueError:
+        size = 0
+    if not 1 <= size <= 100:
+        raise InvalidRequest("limit: an integer from 1 to 100 is required", param="limit")
+    suffix = response_id.removeprefix("resp_")
+    items = [_listed(item, f"{suffix}{i:04d}") for i, item in enumerate(context)]
+    if order != "asc":
+        items.reverse()
+    if after is not None:
+        position = next((i for i, item in enumerate(items) if item["id"] == after), None)
+        if position is None:
+            raise InvalidRequest(f"after: no input item {after!r} in this response",
+                                 param="after")
+        items = items[position + 1:]
+    page = items[:size]
+    return {"object": "list", "data": page,
+            "first_id": page[0]["id"] if page else None,
+            "last_id": page[-1]["id"] if page else None,
+            "has_more": len(items) > size}
+
+
+def _listed(item: dict[str, Any], key: str) -> dict[str, Any]:
+    kind = item.get("type")
+    prefix = {"message": "msg", "function_call": "fc", "function_call_output": "fco",
+              "reasoning": "rs"}.get(str(kind), "item")
+    listed = {**item, "id": item.get("id") or f"{prefix}_{key}"}
+    if kind == "message":
+        listed.setdefault("status", "completed")
+        content = item.get("content")
+        if isinstance(content, str):
+            part = "output_text" if item.get("role") == "assistant" else "input_text"
+            listed["content"] = [{"type": part, "text": content}]
+    return listed

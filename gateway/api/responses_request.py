@@ -146,7 +146,7 @@ def _replays(item: dict[str, Any]) -> bool:
 def _replayable(item: dict[str, Any]) -> dict[str, Any]:
     """A stored output item as input: without the ids the upstream never issued (it would
     look them up) and the output-only status."""
-    if item.get("type") in ("message", "function_call") and "id" in item:
+    if item.get("type") in ("message", "function_call", "function_call_output") and "id" in item:
         return {k: v for k, v in item.items() if k not in ("id", "status")}
     return item
 

@@ -336,3 +336,21 @@ def test_a_wrong_method_gets_405_with_every_allowed_method(rig: ResponsesRig) ->
     assert resp.status_code == 405
     assert set(resp.headers["allow"].split(", ")) >= {"GET", "DELETE"}
     assert resp.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_input_items_are_listed_as_the_sdk_pages_them(rig: ResponsesRig) -> None:
+    client = rig.client()
+    first = client.responses.create(model="auto", input="One.", max_output_tokens=5)
+    second = client.responses.create(
+        model="auto", previous_response_id=first.id, max_output_tokens=5,
+        input=[{"role": "user", "content": [{"type": "input_text", "text": "Two."}]}])
+    items = list(client.responses.input_items.list(second.id, order="asc"))
+    assert [item.type for item in items] == ["message", "message", "message"]
+    assert [item.role for item in items] == ["user", "assistant", "user"]
+    assert items[0].content[0].text == "One." and items[2].content[0].text == "Two."
+    newest = client.responses.input_items.list(second.id, limit=1)
+    assert newest.data[0].id == items[-1].id and newest.has_more
+    assert [i.id for i in client.responses.input_items.list(
+        second.id, limit=1, after=newest.data[0].id).data] == [items[1].id]
+    with pytest.raises(openai.NotFoundError):
+        rig.client("other").responses.input_items.list(second.id)
