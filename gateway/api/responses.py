@@ -234,14 +234,16 @@ def _missing(response_id: str) -> NotFound:
                     code="response_not_found")
 
 
-router.add_api_route("/v1/responses", create_response, methods=["POST"], response_model=None,
-                     openapi_extra=bodies.RESPONSES)
-router.add_api_route("/v1/responses/{response_id}", retrieve_response, methods=["GET"],
-                     response_model=None)
-router.add_api_route("/v1/responses/{response_id}", delete_response, methods=["DELETE"],
-                     response_model=None)
-router.add_api_route("/v1/responses/{response_id}/input_items", list_input_items,
-                     methods=["GET"], response_model=None)
+for prefix, documented in (("/v1", True), ("", False)):  # also without /v1, as chat is
+    router.add_api_route(f"{prefix}/responses", create_response, methods=["POST"],
+                         response_model=None, include_in_schema=documented,
+                         openapi_extra=bodies.RESPONSES)
+    router.add_api_route(f"{prefix}/responses/{{response_id}}", retrieve_response,
+                         methods=["GET"], response_model=None, include_in_schema=documented)
+    router.add_api_route(f"{prefix}/responses/{{response_id}}", delete_response,
+                         methods=["DELETE"], response_model=None, include_in_schema=documented)
+    router.add_api_route(f"{prefix}/responses/{{response_id}}/input_items", list_input_items,
+                         methods=["GET"], response_model=None, include_in_schema=documented)
 
 # Served by the ASGI front door (api/hot_path.py) like the other inference routes.
-HOT_ROUTES = {("POST", "/v1/responses"): create_response}
+HOT_ROUTES = {("POST", "/v1/responses"): create_response, ("POST", "/responses"): create_response}

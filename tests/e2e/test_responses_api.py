@@ -354,3 +354,10 @@ def test_input_items_are_listed_as_the_sdk_pages_them(rig: ResponsesRig) -> None
         second.id, limit=1, after=newest.data[0].id).data] == [items[1].id]
     with pytest.raises(openai.NotFoundError):
         rig.client("other").responses.input_items.list(second.id)
+
+
+def test_the_paths_work_without_the_v1_prefix_too(rig: ResponsesRig) -> None:
+    client = rig.opened.track(openai.OpenAI(base_url=rig.url, api_key=rig.keys["keeper"],
+                                            max_retries=0))
+    created = client.responses.create(model="auto", input="Hi", max_output_tokens=5)
+    assert client.responses.retrieve(created.id).id == created.id
