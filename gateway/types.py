@@ -55,6 +55,9 @@ class RouteRequest:
     # A Responses API request as such (conversation folded into `input`): what a backend
     # that serves /v1/responses natively is sent instead of `payload`, its chat translation.
     responses_payload: Payload | None = None
+    # (parameter, why): what in it chat completions cannot carry, so only such a backend
+    # may serve it (the others refuse it, naming the parameter and themselves).
+    responses_only: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

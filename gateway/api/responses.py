@@ -28,7 +28,7 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import read_body
-from gateway.api.responses_items import input_items_page
+from gateway.api.responses_items import Untranslatable, input_items_page
 from gateway.api.responses_passthrough import PassthroughStream, adopt
 from gateway.api.responses_reply import new_id, to_response
 from gateway.api.responses_request import (
@@ -88,10 +88,19 @@ async def create_response(request: Request) -> Response:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:
         raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
-    parsed = parse_responses_request(body)
+    # What chat completions cannot carry (built-in tools, ...) leaves the request to backends
+    # that serve the Responses API; the chat form without it is still what gets classified.
+    only: Untranslatable | None = None
+    try:
+        parsed = parse_responses_request(body)
+    except Untranslatable as exc:
+        only, parsed = exc, parse_responses_request(body, strict=False)
     mode = _store_mode(parts, tenant)
     history = await _history(parts, tenant, parsed, mode)
-    payload = to_chat_payload(parsed, history)
+    try:
+        payload = to_chat_payload(parsed, history, strict=only is None)
+    except Untranslatable as exc:
+        only, payload = exc, to_chat_payload(parsed, history, strict=False)
     store = parsed.store and mode == "full" and parts.responses is not None
     request_id: str = request.state.request_id
     tags = request.headers.get("x-gateway-tags")
@@ -106,6 +115,7 @@ async def create_response(request: Request) -> Response:
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
         session_id=(request.headers.get("x-session-id") or "")[:256] or None,
         responses_payload=native_payload(parsed, history),
+        responses_only=(only.param or "input", only.message) if only is not None else None,
     )
     context = [*history, *parsed.input_items]
     response_id = new_id("resp")

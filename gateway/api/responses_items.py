@@ -16,7 +16,17 @@ from gateway.errors import InvalidRequest
 ROLES = {"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 
 
-def append_item(messages: list[dict[str, Any]], item: dict[str, Any], where: str) -> None:
+class Untranslatable(InvalidRequest):
+    """Valid Responses input that chat completions cannot carry: a backend that serves the
+    Responses API itself may still take it (see api/responses.py)."""
+
+    code = "unsupported_parameter"
+
+
+def append_item(messages: list[dict[str, Any]], item: dict[str, Any], where: str, *,
+                strict: bool = True) -> None:
+    """`strict=False`: leave out what cannot be translated (the chat form is then only what
+    classification reads; the request itself goes to a Responses API backend as sent)."""
     kind = item.get("type")
     if kind == "message":
         messages.append(_message(item, where))
@@ -32,13 +42,12 @@ def append_item(messages: list[dict[str, Any]], item: dict[str, Any], where: str
     elif kind == "function_call_output":
         messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
                          "content": _output_text(item.get("output"), where)})
-    elif kind == "reasoning":
+    elif kind == "reasoning" or not strict:
         return
     else:
-        raise InvalidRequest(
+        raise Untranslatable(
             f"{where}.type: input item type {kind!r} cannot be translated to chat completions "
-            "(the gateway serves messages, function calls and their outputs)",
-            param=f"{where}.type", code="unsupported_parameter")
+            "(only messages, function calls and their outputs can)", param=f"{where}.type")
 
 
 def _message(item: dict[str, Any], where: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.api.responses_items import append_item
+from gateway.api.responses_items import Untranslatable, append_item
 from gateway.errors import InvalidRequest
 from gateway.types import Payload
 
@@ -28,14 +28,18 @@ IGNORED = frozenset({"include", "truncation", "stream_options"})
 HANDLED = frozenset({"model", "input", "instructions", "max_output_tokens", "tools",
                      "tool_choice", "text", "reasoning", "metadata", "store", "stream",
                      "previous_response_id", "background", *SAME_NAME})
-# Named so the refusal can say why rather than "unknown parameter".
-NOT_TRANSLATABLE = {
+# Never served: the gateway keeps the conversation state itself.
+REFUSED = {
     "conversation": "conversation objects are not kept by the gateway; use "
                     "previous_response_id",
+}
+# Only a backend that serves the Responses API itself can take these (named, so the refusal
+# can say why rather than "unknown parameter").
+NOT_TRANSLATABLE = {
     "prompt": "stored prompt templates live at OpenAI, not at the gateway",
     "top_logprobs": "log probabilities are not carried on the translated path",
-    "max_tool_calls": "only built-in tools count against max_tool_calls, and the gateway "
-                      "serves function tools only",
+    "max_tool_calls": "only built-in tools count against max_tool_calls, and only a "
+                      "backend that serves the Responses API runs them",
 }
 
 
@@ -55,15 +59,20 @@ class ResponsesRequest:
     body: dict[str, Any] = field(default_factory=dict)
 
 
-def parse_responses_request(body: Any) -> ResponsesRequest:
-    """Validate the body's shape; the conversation (history) is added by `to_chat_payload`."""
+def parse_responses_request(body: Any, *, strict: bool = True) -> ResponsesRequest:
+    """Validate the body's shape; the conversation (history) is added by `to_chat_payload`.
+    Raises `Untranslatable` for what only a Responses API backend can serve, unless not
+    `strict`: then the chat form leaves it out."""
     if not isinstance(body, dict):
         raise InvalidRequest("the request body must be a JSON object")
     for name, value in body.items():
-        if name in NOT_TRANSLATABLE and value is not None:
-            raise InvalidRequest(f"{name}: {NOT_TRANSLATABLE[name]}", param=name,
+        if name in REFUSED and value is not None:
+            raise InvalidRequest(f"{name}: {REFUSED[name]}", param=name,
                                  code="unsupported_parameter")
-        if name not in HANDLED and name not in IGNORED and name not in NOT_TRANSLATABLE:
+        if name in NOT_TRANSLATABLE and value is not None and strict:
+            raise Untranslatable(f"{name}: {NOT_TRANSLATABLE[name]}", param=name)
+        if name not in HANDLED and name not in IGNORED and name not in NOT_TRANSLATABLE \
+                and name not in REFUSED:
             raise InvalidRequest(f"Unknown parameter: '{name}'.", param=name,
                                  code="unknown_parameter")
     model = body.get("model")
@@ -103,14 +112,15 @@ def parse_responses_request(body: Any) -> ResponsesRequest:
         "truncation": body.get("truncation") or "disabled",
         "user": body.get("user"),
     }
-    payload = _chat_fields(body)
+    payload = _chat_fields(body, strict)
     payload["model"] = model
     return ResponsesRequest(model=model, payload=payload, input_items=items,
                             stream=bool(body.get("stream")), store=store is not False,
                             previous_response_id=previous, echo=echo, body=body)
 
 
-def to_chat_payload(request: ResponsesRequest, history: list[dict[str, Any]]) -> Payload:
+def to_chat_payload(request: ResponsesRequest, history: list[dict[str, Any]], *,
+                    strict: bool = True) -> Payload:
     """The payload routed: instructions, the stored conversation, then this turn's input."""
     messages: list[dict[str, Any]] = []
     instructions = request.echo.get("instructions")
@@ -119,7 +129,7 @@ def to_chat_payload(request: ResponsesRequest, history: list[dict[str, Any]]) ->
             raise InvalidRequest("instructions: expected a string", param="instructions")
         messages.append({"role": "system", "content": instructions})
     for i, item in enumerate([*history, *request.input_items]):
-        append_item(messages, item, f"input[{i - len(history)}]")
+        append_item(messages, item, f"input[{i - len(history)}]", strict=strict)
     payload = dict(request.payload)
     payload["messages"] = messages
     return payload
@@ -166,7 +176,7 @@ def input_items(raw: Any) -> list[dict[str, Any]]:
     return items
 
 
-def _chat_fields(body: dict[str, Any]) -> Payload:
+def _chat_fields(body: dict[str, Any], strict: bool) -> Payload:
     payload: Payload = {}
     for name in SAME_NAME:
         if body.get(name) is not None:
@@ -177,9 +187,13 @@ def _chat_fields(body: dict[str, Any]) -> Payload:
     if tools:
         if not isinstance(tools, list):
             raise InvalidRequest("tools: expected an array of tools", param="tools")
-        payload["tools"] = [_tool(t, f"tools[{i}]") for i, t in enumerate(tools)]
+        translated = [_tool(t, f"tools[{i}]", strict) for i, t in enumerate(tools)]
+        if any(translated):
+            payload["tools"] = [t for t in translated if t is not None]
     if body.get("tool_choice") is not None:
-        payload["tool_choice"] = _tool_choice(body["tool_choice"])
+        choice = _tool_choice(body["tool_choice"], strict)
+        if choice is not None and "tools" in payload:
+            payload["tool_choice"] = choice
     fmt = _object(body.get("text"), "text").get("format")
     if fmt is not None:
         response_format = _response_format(fmt)
@@ -197,12 +211,14 @@ def _chat_fields(body: dict[str, Any]) -> Payload:
     return payload
 
 
-def _tool(tool: Any, where: str) -> dict[str, Any]:
+def _tool(tool: Any, where: str, strict: bool) -> dict[str, Any] | None:
     kind = tool.get("type") if isinstance(tool, dict) else None
+    if kind != "function" and isinstance(kind, str) and not strict:
+        return None
     if kind != "function":
-        raise InvalidRequest(f"{where}.type: tool type {kind!r} is a built-in tool of OpenAI's "
-                             "own service; the gateway serves function tools",
-                             param=f"{where}.type", code="unsupported_parameter")
+        raise Untranslatable(f"{where}.type: tool type {kind!r} is a built-in tool of "
+                             "OpenAI's own service; only function tools can be translated",
+                             param=f"{where}.type")
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise InvalidRequest(f"{where}.name: Missing required parameter.",
@@ -216,13 +232,15 @@ def _tool(tool: Any, where: str) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def _tool_choice(choice: Any) -> Any:
+def _tool_choice(choice: Any, strict: bool) -> Any:
     if choice in ("auto", "none", "required"):
         return choice
     if isinstance(choice, dict) and choice.get("type") == "function" and choice.get("name"):
         return {"type": "function", "function": {"name": choice["name"]}}
-    raise InvalidRequest("tool_choice: expected auto, none, required or a function tool "
-                         "by name", param="tool_choice", code="unsupported_parameter")
+    if not strict and isinstance(choice, dict):
+        return None
+    raise Untranslatable("tool_choice: only auto, none, required or a function tool by name "
+                         "can be translated", param="tool_choice")
 
 
 def _response_format(fmt: Any) -> dict[str, Any] | None:

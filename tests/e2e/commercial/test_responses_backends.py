@@ -271,3 +271,24 @@ def test_reasoning_effort_on_claude_comes_back_as_a_reasoning_item(backends: Bac
         final = stream.get_final_response()
     assert "response.reasoning_text.delta" in kinds
     assert [item.type for item in final.output] == ["reasoning", "message"]
+
+
+def test_built_in_tools_pass_through_and_are_refused_where_only_translation_could_go(
+    backends: Backends,
+) -> None:
+    client = backends.client()
+    search = [{"type": "web_search"}]
+    response = client.responses.create(model="gpt-native", input="News today?",
+                                       tools=search)  # type: ignore[list-item]
+    assert backends.native.last().body["tools"] == search and response.output_text
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="claude", input="News today?",
+                                tools=search)  # type: ignore[list-item]
+    assert refused.value.body["param"] == "tools[0].type"
+    assert "backend claude (anthropic)" in refused.value.message
+    # A pool falls over to where it can go: the native backend, after the chat-only one.
+    backends.native.rate_limited = 1
+    with pytest.raises(openai.BadRequestError) as nowhere:
+        client.responses.create(model="native-then-chat", input="News?",
+                                tools=search)  # type: ignore[list-item]
+    assert "backend gpt-chat" in nowhere.value.message

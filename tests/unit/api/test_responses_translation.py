@@ -9,8 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gateway.api.responses_items import Untranslatable
 from gateway.api.responses_reply import to_response
-from gateway.api.responses_request import parse_responses_request, to_chat_payload
+from gateway.api.responses_request import (
+    native_payload,
+    parse_responses_request,
+    to_chat_payload,
+)
 from gateway.api.responses_stream import ResponsesEventEncoder
 from gateway.errors import InvalidRequest
 
@@ -84,8 +89,10 @@ def test_tools_tool_choice_and_formats() -> None:
     assert payload["tool_choice"] == {"type": "function", "function": {"name": "f"}}
     assert payload["response_format"] == {"type": "json_schema", "json_schema": {
         "name": "n", "schema": {"type": "object"}, "strict": True}}
-    assert chat({"model": "m", "input": "x", "tool_choice": "required"})["tool_choice"] \
-        == "required"
+    assert chat({"model": "m", "input": "x", "tools": [tool],
+                 "tool_choice": "required"})["tool_choice"] == "required"
+    # Without tools, a tool_choice says nothing (and OpenAI refuses it).
+    assert "tool_choice" not in chat({"model": "m", "input": "x", "tool_choice": "none"})
     assert chat({"model": "m", "input": "x", "text": {"format": {"type": "json_object"}}})[
         "response_format"] == {"type": "json_object"}
     assert "response_format" not in chat({"model": "m", "input": "x",
@@ -243,3 +250,19 @@ def test_streamed_text_adds_up_to_the_final_output(pieces: list[str]) -> None:
     streamed = "".join(e["delta"] for e in seen if e["type"] == "response.output_text.delta")
     assert streamed == "".join(pieces)
     assert seen[-1]["response"]["output"][0]["content"][0]["text"] == streamed
+
+
+def test_what_only_a_responses_backend_can_serve_is_left_out_of_the_chat_form() -> None:
+    body = {"model": "m", "tools": [{"type": "web_search"}, {"type": "function", "name": "f"}],
+            "tool_choice": {"type": "web_search"}, "max_tool_calls": 2,
+            "input": [{"type": "item_reference", "id": "msg_1"},
+                      {"role": "user", "content": "Find it."}]}
+    with pytest.raises(Untranslatable) as strict:
+        parse_responses_request(body)
+    assert strict.value.param == "max_tool_calls"  # the first thing only a backend can take
+    lenient = parse_responses_request(body, strict=False)
+    payload = to_chat_payload(lenient, [], strict=False)
+    assert [t["function"]["name"] for t in payload["tools"]] == ["f"]
+    assert "tool_choice" not in payload and "max_tool_calls" not in payload
+    assert payload["messages"] == [{"role": "user", "content": "Find it."}]
+    assert native_payload(lenient, [])["tools"] == body["tools"]
