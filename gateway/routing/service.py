@@ -17,7 +17,7 @@ from gateway.budget.limits import Reservation
 from gateway.budget.pricing import cost_micro_usd, effective_price, format_usd
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.redaction import RedactionMap
-from gateway.errors import GatewayError, InternalError, InvalidRequest
+from gateway.errors import GatewayError, InternalError
 from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
 from gateway.policy.store import PolicyStore
@@ -26,6 +26,7 @@ from gateway.routing.content_capture import capture
 from gateway.routing.engine_counts import EngineCounter, with_engine_counts
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
+from gateway.routing.responses_dispatch import cannot_serve, passes_through
 from gateway.routing.streaming import Relay, StreamOutcome
 from gateway.routing.trace import RequestTrace, audit_event, response_headers
 from gateway.scraper.fleet import FleetState, Ticket
@@ -144,7 +145,7 @@ class RoutingService:
         assert trace.decision is not None
         last: DispatchError | None = None
         for backend in trace.decision.candidates:
-            refusal = _cannot_serve(request, trace, backend)
+            refusal = cannot_serve(request, trace, backend)
             if refusal is not None:
                 last = refusal
                 continue
@@ -182,7 +183,7 @@ class RoutingService:
         ticket: Ticket | None = None
         endpoint = request.endpoint
         for backend in trace.decision.candidates:
-            refusal = _cannot_serve(request, trace, backend)
+            refusal = cannot_serve(request, trace, backend)
             if refusal is not None:
                 last = refusal
                 continue
@@ -247,7 +248,7 @@ class RoutingService:
         rescan (~0.3 µs a character) runs in a thread, so the loop keeps serving. A
         Responses request goes as such to a backend that serves it natively, unless it
         must be redacted (redaction rewrites the chat translation, which then goes)."""
-        if _passes_through(request, trace, backend):
+        if passes_through(request, trace, backend):
             assert request.responses_payload is not None
             return Endpoint.RESPONSES, request.responses_payload, None
         decision = trace.decision
@@ -341,25 +342,3 @@ class RoutingService:
             if measured is not None:
                 return measured
         return backend.price
-
-
-def _passes_through(request: RouteRequest, trace: RequestTrace, backend: Backend) -> bool:
-    """A Responses request goes as such to a backend that serves the Responses API, unless
-    the route redacts it on the way out (redaction rewrites the chat translation)."""
-    if request.responses_payload is None or not backend.responses_native:
-        return False
-    decision = trace.decision
-    return decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED
-
-
-def _cannot_serve(request: RouteRequest, trace: RequestTrace,
-                  backend: Backend) -> DispatchError | None:
-    """A Responses request with what chat completions cannot carry, for a backend that would
-    need the translation: the next candidate may serve it; if none does, this is the 400."""
-    if request.responses_only is None or _passes_through(request, trace, backend):
-        return None
-    param, why = request.responses_only
-    return DispatchError(InvalidRequest(
-        f"{why}; backend {backend.name} ({backend.provider}) would need the translation to "
-        "chat completions, so it cannot serve this request",
-        param=param, code="unsupported_parameter"), retryable=True)
