@@ -20,7 +20,7 @@ def passes_through(request: RouteRequest, trace: RequestTrace, backend: Backend)
 
 
 def cannot_serve(request: RouteRequest, trace: RequestTrace,
-                  backend: Backend) -> DispatchError | None:
+                 backend: Backend) -> DispatchError | None:
     """A Responses request with what chat completions cannot carry, for a backend that would
     need the translation: the next candidate may serve it; if none does, this is the 400."""
     if request.responses_only is None or passes_through(request, trace, backend):
