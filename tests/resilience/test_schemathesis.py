@@ -91,7 +91,7 @@ def test_no_input_gets_a_server_error(api_schema: schemathesis.BaseSchema) -> No
 
 @pytest.mark.parametrize(("paths", "key"), [("tenant", "tenant"), ("admin", "admin")])
 def test_schemathesis_run_with_all_checks_passes(
-    api_schema: schemathesis.BaseSchema, paths: str, key: str
+    api_schema: schemathesis.BaseSchema, paths: str, key: str, tmp_path: Path
 ) -> None:
     """The CLI as a user runs it: every phase (examples, coverage, fuzzing, stateful) and
     every check, the tenant's operations with the tenant key, the admin API with its own."""
@@ -105,5 +105,6 @@ def test_schemathesis_run_with_all_checks_passes(
          "--max-examples", str(CLI_EXAMPLES), "--seed", "21", "--generation-deterministic",
          "--request-timeout", "30", "-H", f"Authorization: Bearer {secret}", *select],
         capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False,
+        cwd=tmp_path,  # its .schemathesis cache stays out of the checkout
     )
     assert done.returncode == 0, done.stdout[-12000:] + done.stderr[-2000:]
