@@ -197,7 +197,8 @@ class ClientConnection(asyncio.Protocol):
 
 
 def _has_content(event: bytes) -> bool:
-    """True for an SSE event whose JSON data carries a non-empty `choices[0].delta.content`."""
+    """True for an SSE event whose JSON data carries a non-empty `choices[0].delta.content`,
+    or a Responses API `response.output_text.delta` with a non-empty `delta`."""
     for line in event.split(b"\n"):
         if not line.startswith(b"data:"):
             continue
@@ -208,6 +209,8 @@ def _has_content(event: bytes) -> bool:
             chunk = orjson.loads(payload)
         except orjson.JSONDecodeError:
             return False
+        if isinstance(chunk, dict) and chunk.get("type") == "response.output_text.delta":
+            return bool(chunk.get("delta"))
         choices = chunk.get("choices") if isinstance(chunk, dict) else None
         if not choices or not isinstance(choices[0], dict):
             return False

@@ -58,6 +58,25 @@ class Target:
         )
         return cls(host, port, head.encode() + payload, stream)
 
+    @classmethod
+    def responses(
+        cls, host: str, port: int, model: str, stream: bool, api_key: str | None = None
+    ) -> Target:
+        """The same question as `chat`, asked through the Responses API (/v1/responses)."""
+        body: dict[str, object] = {
+            "model": model, "input": "Say hello in one short sentence.",
+            "max_output_tokens": 32,
+        }
+        if stream:
+            body["stream"] = True
+        payload = orjson.dumps(body)
+        auth = f"authorization: Bearer {api_key}\r\n" if api_key else ""
+        head = (
+            f"POST /v1/responses HTTP/1.1\r\nhost: {host}:{port}\r\n"
+            f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n{auth}\r\n"
+        )
+        return cls(host, port, head.encode() + payload, stream)
+
 
 @dataclass(frozen=True, slots=True)
 class LoadPlan:

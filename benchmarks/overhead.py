@@ -3,7 +3,9 @@ CPU per request and added streaming time to first token, measured on 127.0.0.1 o
 
 `--budgets` gives the benchmark tenant a budget and rpm/tpm limits it never reaches, so every
 request is reserved and settled against them (`--redis-url`: in Redis, as replicas share it);
-compare its req/s with a run without.
+compare its req/s with a run without. `--anthropic` and `--responses` add, at concurrency 1,
+the price of the Anthropic upstream path and of the Responses API front door against the plain
+chat path through the same gateway.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from types import FrameType
 
 import anthropic_path
 import orjson
+import responses_path
 from load_result import describe
 from loadgen import LoadPlan, Probe, Target, run_load
 from machine import Machine, describe_machine
@@ -69,6 +72,7 @@ class Options:
     markdown: bool
     markdown_out: Path | None
     anthropic: bool = False
+    responses: bool = False
     budgets: Budgets | None = None
 
     @property
@@ -82,6 +86,8 @@ class Options:
         runs = 2 * self.repeats * len(self.levels) * len(self.workers)
         if self.anthropic:
             runs += 2 * self.repeats * len(anthropic_path.LEVELS) * len(self.workers)
+        if self.responses:
+            runs += 2 * self.repeats * len(responses_path.LEVELS) * len(self.workers)
         return runs * (self.warmup_s + self.duration_s + PER_RUN_SETUP_S)
 
 
@@ -104,6 +110,11 @@ def parse_args(argv: list[str]) -> Options:
         "--anthropic", action="store_true",
         help="also measure the Anthropic path (mock Messages upstream) against the "
         "OpenAI-compatible path through the same gateway, at concurrency 1",
+    )
+    parser.add_argument(
+        "--responses", action="store_true",
+        help="also measure the Responses API path (/v1/responses, translated to chat) against "
+        "the chat path through the same gateway and mock, at concurrency 1",
     )
     parser.add_argument(
         "--budgets", action="store_true",
@@ -137,6 +148,7 @@ def parse_args(argv: list[str]) -> Options:
         markdown=args.markdown,
         markdown_out=args.markdown_out,
         anthropic=args.anthropic,
+        responses=args.responses,
         budgets=Budgets(args.redis_url, args.budget_lease_s) if args.budgets else None,
     )
     problem = _out_of_bounds(options)
@@ -228,9 +240,12 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(options: Options) -> tuple[list[Outcome], list[anthropic_path.PathRun]]:
+PathRuns = list[anthropic_path.PathRun | responses_path.PathRun]
+
+
+def run(options: Options) -> tuple[list[Outcome], PathRuns]:
     outcomes: list[Outcome] = []
-    path_runs: list[anthropic_path.PathRun] = []
+    path_runs: PathRuns = []
     with ExitStack() as stack:
         work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gw-overhead-")))
         mock_port = free_port()
@@ -266,6 +281,12 @@ def run(options: Options) -> tuple[list[Outcome], list[anthropic_path.PathRun]]:
                         warmup_s=options.warmup_s, repeats=options.repeats,
                         processes=options.processes, progress=_progress,
                     )
+                if options.responses:
+                    path_runs += responses_path.measure_paths(
+                        w, gateway_port, key, probe, duration_s=options.duration_s,
+                        warmup_s=options.warmup_s, repeats=options.repeats,
+                        processes=options.processes, progress=_progress,
+                    )
     return outcomes, path_runs
 
 
@@ -274,7 +295,7 @@ def report(
     command: str,
     machine: Machine,
     outcomes: list[Outcome],
-    path_runs: list[anthropic_path.PathRun],
+    path_runs: PathRuns,
 ) -> None:
     workers = options.workers
     print(
@@ -290,8 +311,12 @@ def report(
             print(render_text(headers, rows))
     for note in error_notes(outcomes):
         print(f"gateway errors: {note}")
-    if path_runs:
-        print(anthropic_path.report_text(path_runs))
+    claude = [r for r in path_runs if isinstance(r, anthropic_path.PathRun)]
+    responses = [r for r in path_runs if isinstance(r, responses_path.PathRun)]
+    if claude:
+        print(anthropic_path.report_text(claude))
+    if responses:
+        print(responses_path.report_text(responses))
     if options.markdown or options.markdown_out:
         info = RunInfo(
             machine=machine,
@@ -304,8 +329,10 @@ def report(
             stream_interval_ms=STREAM_INTERVAL_MS,
         )
         section = markdown_section(info, outcomes, workers)
-        if path_runs:
-            section += "\n\n" + anthropic_path.report_markdown(path_runs)
+        if claude:
+            section += "\n\n" + anthropic_path.report_markdown(claude)
+        if responses:
+            section += "\n\n" + responses_path.report_markdown(responses)
         if options.markdown:
             print("\n" + section)
         if options.markdown_out:

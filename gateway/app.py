@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -22,9 +23,11 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from gateway.api import admin, admin_fleet, admin_session, budgets, health, messages, openai
+from gateway.api import responses as responses_api
 from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
 from gateway.api.hot_path import HotPathApp
+from gateway.api.openapi_document import truthful_openapi
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
@@ -48,6 +51,8 @@ from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.components import Components
+from gateway.conversations.repository import ResponseRepository
+from gateway.conversations.retention import keep_purging
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.last_known import LastKnownFile
 from gateway.db.migrate import upgrade
@@ -179,6 +184,8 @@ def create_app(
         # asks for them.
         tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32))
         limits_repo = LimitsRepository(engine)
+        responses = ResponseRepository(
+            engine, timedelta(days=settings.responses_retention_days))
         # What the database last said (keys, admin limits), for a restart while it is down.
         last_known = (LastKnownFile(settings.spool_dir / "last-known.json")
                       if settings.key_cache_persist else None)
@@ -225,6 +232,7 @@ def create_app(
             limits_repo=limits_repo,
             redis=redis,
             key_changes=key_changes,
+            responses=responses,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
         telemetry = policy_store.current.telemetry
@@ -263,6 +271,7 @@ def create_app(
         scraping = asyncio.create_task(poller.run(), name="metrics-scraper")
         gpu_scraping = asyncio.create_task(dcgm.run(), name="dcgm-scraper")
         gpu_flushing = asyncio.create_task(gpu_log.run(), name="gpu-telemetry")
+        purging = asyncio.create_task(keep_purging(responses), name="responses-retention")
         await audit.start()  # replays a spool an earlier run left
         policy_store.start()
         # Everything built so far (tokenizer tables, the policy, models) lives as long as the
@@ -279,6 +288,9 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             poller.stop()
+            purging.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await purging
             try:  # the scrape in flight ends on its own timeout; cancel only as a last resort
                 await asyncio.wait_for(scraping, 2 * telemetry.scrape_timeout_s + 1)
             except (TimeoutError, asyncio.CancelledError):
@@ -337,6 +349,7 @@ def create_app(
     app.include_router(openai.router)
     app.include_router(messages.router)
     app.include_router(admin_session.router)
+    app.include_router(responses_api.router)
     app.include_router(admin.router)
     app.include_router(admin_fleet.router)
     app.include_router(report_page_router)
@@ -344,8 +357,10 @@ def create_app(
     app.include_router(budgets.tenant_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
+    app.openapi = truthful_openapi(app)  # type: ignore[method-assign]
     app.add_middleware(RequestIdMiddleware)
-    return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES})
+    return HotPathApp(app, {**openai.HOT_ROUTES, **messages.HOT_ROUTES,
+                            **responses_api.HOT_ROUTES})
 
 
 def gateway_secrets(settings: Settings) -> GatewaySecrets:

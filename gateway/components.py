@@ -11,6 +11,7 @@ from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
 from gateway.classify.profiler import RequestClassifier
+from gateway.conversations.repository import ResponseRepository
 from gateway.policy.store import PolicyStore
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
@@ -41,3 +42,4 @@ class Components:
     limits_repo: LimitsRepository
     redis: Redis | None = None
     key_changes: KeyChangeListener | None = None  # None on SQLite: no push channel
+    responses: ResponseRepository | None = None  # stored Responses API responses

@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     body_read_timeout_s: float = Field(default=30.0, gt=0)
     # Bodies being received at once, all requests of the process together (503 beyond).
     max_inflight_body_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
+    # Stored Responses API responses (conversation state) are kept this long, as at OpenAI.
+    responses_retention_days: float = Field(default=30.0, gt=0)
     log_level: str = "info"
     # On SIGTERM `gateway serve` stops accepting, gives in-flight requests (streams too) this
     # long to finish, then cancels the rest; the lifespan then drains the audit queue.

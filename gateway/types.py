@@ -19,6 +19,9 @@ class Endpoint(StrEnum):
     CHAT = "chat/completions"
     COMPLETIONS = "completions"
     EMBEDDINGS = "embeddings"
+    # Only ever dispatched, never routed on: a Responses request is classified as chat and
+    # sent as a Responses request to backends that serve /v1/responses natively.
+    RESPONSES = "responses"
 
 
 class Zone(StrEnum):
@@ -49,6 +52,12 @@ class RouteRequest:
     max_output_tokens: int | None = None
     tags: tuple[str, ...] = ()
     session_id: str | None = None  # x-session-id: keeps a conversation on one replica
+    # A Responses API request as such (conversation folded into `input`): what a backend
+    # that serves /v1/responses natively is sent instead of `payload`, its chat translation.
+    responses_payload: Payload | None = None
+    # (parameter, why): what in it chat completions cannot carry, so only such a backend
+    # may serve it (the others refuse it, naming the parameter and themselves).
+    responses_only: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,21 +122,30 @@ class Profile:
 
 @dataclass(frozen=True, slots=True)
 class PricePerMTok:
-    """USD per million tokens; cached input defaults to the input price when unknown."""
+    """USD per million tokens; cached input (read from a prompt cache) and cache writes
+    (input written into one, which Anthropic charges extra for) default to the input price
+    when unknown."""
 
     input_usd: float
     output_usd: float
     cached_input_usd: float | None = None
+    cache_write_input_usd: float | None = None
 
-    def cost_micro_usd(self, prompt: int, completion: int, cached: int = 0) -> int:
-        """Integer micro-USD. A price per million tokens is exactly micro-USD per token."""
-        if not cached:  # the common case, priced on every routing decision: keep it short
+    def cost_micro_usd(self, prompt: int, completion: int, cached: int = 0,
+                       written: int = 0) -> int:
+        """Integer micro-USD. A price per million tokens is exactly micro-USD per token.
+        `prompt` counts every input token, the `cached` and `written` ones included."""
+        if not cached and not written:  # the common case, priced on every routing decision
             return round(prompt * self.input_usd + completion * self.output_usd)
         cached = min(cached, prompt)
+        written = min(written, prompt - cached)
         cached_price = self.input_usd if self.cached_input_usd is None else self.cached_input_usd
-        fresh = prompt - cached
+        write_price = (self.input_usd if self.cache_write_input_usd is None
+                       else self.cache_write_input_usd)
+        fresh = prompt - cached - written
         return round(
-            fresh * self.input_usd + cached * cached_price + completion * self.output_usd
+            fresh * self.input_usd + cached * cached_price + written * write_price
+            + completion * self.output_usd
         )
 
 
@@ -178,6 +196,9 @@ class Backend:
     # Estimated backends may be asked for their exact count at this URL (vLLM /tokenize,
     # Anthropic count_tokens) when the estimate says a prompt does not fit.
     tokenize_url: str | None = None
+    # Serves OpenAI's Responses API (/v1/responses) itself: Responses requests pass through
+    # rather than being translated to chat completions (policy `responses_api`).
+    responses_native: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +311,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0  # of prompt_tokens, written into the backend's prompt cache
 
     @property
     def total_tokens(self) -> int:

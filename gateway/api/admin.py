@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
 from gateway.api.auth import require_admin
@@ -47,11 +47,16 @@ class TenantIn(BaseModel):
     name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def _utc(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes (stored as UTC); a JSON date-time needs its offset.
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
 class TenantOut(BaseModel):
     id: str
     name: str
     enabled: bool
-    created_at: datetime
+    created_at: Annotated[datetime, AfterValidator(_utc)]
 
 
 class KeyIn(BaseModel):
@@ -64,8 +69,8 @@ class KeyOut(BaseModel):
     tenant: str
     prefix: str
     name: str | None
-    created_at: datetime
-    revoked_at: datetime | None = None
+    created_at: Annotated[datetime, AfterValidator(_utc)]
+    revoked_at: Annotated[datetime | None, AfterValidator(_utc)] = None
     key: str | None = Field(default=None, description="the key itself, returned once at creation")
 
 

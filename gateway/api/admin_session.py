@@ -63,8 +63,7 @@ def has_session(request: Request, admin_key: str | None) -> bool:
 
 def _admin_key(request: Request) -> str | None:
     parts: Components = request.app.state.components
-    key = parts.settings.admin_key
-    return key.get_secret_value() if key else None
+    return parts.secrets.admin_key  # re-read when its file rotates: old sessions end
 
 
 def _form(error: str | None, target: str) -> str:

@@ -14,12 +14,14 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.api.parsing import new_request_id
 from gateway.errors import GatewayError, InternalError, InvalidRequest
 
 log = logging.getLogger("gateway.api")
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 def error_response(error: GatewayError) -> Response:
@@ -56,14 +58,30 @@ async def _on_client_disconnect(request: Request, exc: Exception) -> Response:
     return Response(status_code=499)  # never sent: there is nobody to send it to
 
 
-async def _on_http_error(_: Request, exc: Exception) -> Response:
+async def _on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     kinds = {404: "not_found", 405: "method_not_allowed"}
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = allowed_methods(request)
     error = GatewayError(
         str(exc.detail), status=exc.status_code, error_type="invalid_request_error",
-        code=kinds.get(exc.status_code),
+        code=kinds.get(exc.status_code), headers=headers,
     )
     return error_response(error)
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (Starlette names only the first route's,
+    and GET and DELETE /v1/responses/{id} are two routes): asked of the router per method,
+    which also sees into included routers."""
+    routes = request.app.router.routes
+    allowed = [
+        method for method in METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL
+               for route in routes)
+    ]
+    return ", ".join(allowed)
 
 
 async def _on_validation_error(_: Request, exc: Exception) -> Response:

@@ -78,7 +78,7 @@ async def _parse(
         raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
     if counting and isinstance(body, dict):
         body = {**body, "max_tokens": 1}  # count_tokens takes no max_tokens
-    payload = to_chat_payload(body)
+    payload = to_chat_payload(body, request.headers.get("anthropic-beta"))
     check_writable(raw, payload)  # as translated: that is what is written to a backend
     tags = request.headers.get("x-gateway-tags")
     route_request = RouteRequest(

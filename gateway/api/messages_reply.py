@@ -7,6 +7,7 @@ cached tokens, so input_tokens = prompt_tokens − cached − cache writes (neve
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import orjson
@@ -60,6 +61,26 @@ def message_id(completion_id: Any) -> str:
     return raw if raw.startswith("msg_") else f"msg_{raw}"
 
 
+def tool_use_id(call_id: Any) -> str:
+    """Anthropic's `toolu_` form for any backend's tool-call id. The client hands it back in
+    `tool_result`; as long as both sides carry the same string, every backend accepts it."""
+    raw = str(call_id or "") or secrets.token_hex(12)
+    return raw if raw.startswith("toolu_") else f"toolu_{raw}"
+
+
+def thinking_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """Thinking as Anthropic content blocks: as an Anthropic backend wrote them (signatures
+    included), else the reasoning text another backend returned, unsigned."""
+    blocks = message.get("thinking_blocks")
+    if isinstance(blocks, list) and blocks:
+        return [b for b in blocks if isinstance(b, dict)
+                and b.get("type") in ("thinking", "redacted_thinking")]
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        return [{"type": "thinking", "thinking": reasoning, "signature": ""}]
+    return []
+
+
 def tool_input(arguments: Any) -> dict[str, Any]:
     """Anthropic needs an object; a model that wrote broken JSON keeps its text visible."""
     try:
@@ -73,17 +94,15 @@ def to_anthropic_message(completion: dict[str, Any], model: str) -> dict[str, An
     choices = completion.get("choices") or [{}]
     choice = choices[0]
     message = choice.get("message") or {}
-    content: list[dict[str, Any]] = []
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
-        content.append({"type": "thinking", "thinking": reasoning, "signature": ""})
+    content = thinking_blocks(message)
     text = message.get("content")
     calls = message.get("tool_calls") or []
     if isinstance(text, str) and (text or not calls):
         content.append({"type": "text", "text": text})
     for call in calls:
         function = call.get("function") or {}
-        content.append({"type": "tool_use", "id": call.get("id"), "name": function.get("name"),
+        content.append({"type": "tool_use", "id": tool_use_id(call.get("id")),
+                        "name": function.get("name"),
                         "input": tool_input(function.get("arguments"))})
     reason, sequence = stop_reason(choice.get("finish_reason"), choice.get("stop_reason"))
     return {

@@ -4,10 +4,17 @@
 `tool_result` blocks become `role: tool` messages; `stop_sequences` → `stop`;
 `metadata.user_id` → `user`; `output_config.format` → `response_format`. The gateway always
 asks for stream usage: Anthropic's `message_delta` carries it.
+
+Extended thinking travels as the Anthropic-native `thinking` field (an Anthropic backend gets
+it as sent; the OpenAI family turns it into `reasoning_effort` where the model reasons, see
+openai_hygiene.py), and the thinking blocks of earlier assistant turns, signatures included,
+as the message's `thinking_blocks` (Anthropic needs them back when thinking meets tool use).
+The `anthropic-beta` header rides along as `anthropic_beta` for Anthropic backends.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -15,16 +22,17 @@ import orjson
 from gateway.errors import InvalidRequest
 from gateway.types import Payload
 
-# Accepted and left out: hints an OpenAI-shaped backend has no field for. Extended thinking
-# is among them because non-reasoning OpenAI models reject `reasoning_effort`.
-IGNORED = frozenset({"thinking", "service_tier", "cache_control", "inference_geo",
+# Accepted and left out: hints an OpenAI-shaped backend has no field for.
+IGNORED = frozenset({"service_tier", "cache_control", "inference_geo",
                      "context_management", "container"})
 HANDLED = frozenset({"model", "messages", "max_tokens", "system", "stop_sequences", "stream",
                      "temperature", "top_p", "top_k", "tools", "tool_choice", "metadata",
-                     "output_config"})
+                     "output_config", "thinking"})
+# An anthropic-beta header value: comma-separated feature names.
+BETA = re.compile(r"^[A-Za-z0-9._-]+(\s*,\s*[A-Za-z0-9._-]+)*$")
 
 
-def to_chat_payload(body: Any) -> Payload:
+def to_chat_payload(body: Any, beta: str | None = None) -> Payload:
     if not isinstance(body, dict):
         raise InvalidRequest("the request body must be a JSON object")
     for name in body:
@@ -39,10 +47,18 @@ def to_chat_payload(body: Any) -> Payload:
     turns = body.get("messages")
     if not isinstance(turns, list) or not turns:
         raise InvalidRequest("messages: at least one message is required", param="messages")
+    thinking = _thinking(body.get("thinking"))
     messages = _system(body.get("system"))
     for i, turn in enumerate(turns):
-        messages.extend(_turn(turn, f"messages.{i}"))
+        messages.extend(_turn(turn, f"messages.{i}", keep_thinking=thinking is not None))
     payload: Payload = {"model": model, "messages": messages, "max_tokens": max_tokens}
+    if thinking is not None:
+        payload["thinking"] = thinking
+    if beta:
+        if len(beta) > 512 or not BETA.match(beta):
+            raise InvalidRequest("anthropic-beta: expected comma-separated beta names",
+                                 param="anthropic-beta")
+        payload["anthropic_beta"] = beta
     if body.get("stop_sequences"):
         payload["stop"] = body["stop_sequences"]
     for name in ("temperature", "top_p", "top_k"):
@@ -73,14 +89,42 @@ def _system(system: Any) -> list[dict[str, Any]]:
         return [{"role": "system", "content": system}]
     if not isinstance(system, list):
         raise InvalidRequest("system: expected a string or text blocks", param="system")
-    texts = [b.get("text") for b in system if isinstance(b, dict) and b.get("type") == "text"]
-    if not texts or len(texts) != len(system):
+    blocks = [b for b in system if isinstance(b, dict) and b.get("type") == "text"]
+    if not blocks or len(blocks) != len(system):
         raise InvalidRequest("system: expected a string or text blocks", param="system")
-    return [{"role": "system", "content": texts[0] if len(texts) == 1 else [
-        {"type": "text", "text": t} for t in texts]}]
+    parts = [_cached({"type": "text", "text": b.get("text")}, b) for b in blocks]
+    single = len(parts) == 1 and "cache_control" not in parts[0]
+    return [{"role": "system", "content": parts[0]["text"] if single else parts}]
 
 
-def _turn(turn: Any, where: str) -> list[dict[str, Any]]:
+def _cached(part: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
+    """A prompt-cache breakpoint travels with its part: Anthropic backends honour it, the
+    OpenAI family drops it (openai_hygiene.py)."""
+    if isinstance(block.get("cache_control"), dict):
+        part["cache_control"] = block["cache_control"]
+    return part
+
+
+def _thinking(thinking: Any) -> dict[str, Any] | None:
+    """The thinking config to pass on; None when thinking is off."""
+    if thinking is None:
+        return None
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind == "disabled":
+        return None
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
+            raise InvalidRequest("thinking.budget_tokens: an integer of at least 1024 is "
+                                 "required", param="thinking.budget_tokens")
+        return dict(thinking)
+    if kind == "adaptive":
+        return dict(thinking)
+    raise InvalidRequest("thinking.type: expected 'enabled', 'adaptive' or 'disabled'",
+                         param="thinking.type")
+
+
+def _turn(turn: Any, where: str, *, keep_thinking: bool = False) -> list[dict[str, Any]]:
     role = turn.get("role") if isinstance(turn, dict) else None
     if role not in ("user", "assistant"):
         raise InvalidRequest(f"{where}.role: expected 'user' or 'assistant'", param=where)
@@ -90,7 +134,7 @@ def _turn(turn: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(content, list):
         raise InvalidRequest(f"{where}.content: expected a string or blocks", param=where)
     if role == "assistant":
-        return [_assistant(content, where)]
+        return [_assistant(content, where, keep_thinking)]
     tool_messages: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
     for j, block in enumerate(content):
@@ -99,23 +143,26 @@ def _turn(turn: Any, where: str) -> list[dict[str, Any]]:
             tool_messages.append({"role": "tool", "tool_call_id": block.get("tool_use_id"),
                                   "content": _result_text(block, f"{where}.content.{j}")})
         elif kind == "text":
-            parts.append({"type": "text", "text": block.get("text") or ""})
+            parts.append(_cached({"type": "text", "text": block.get("text") or ""}, block))
         elif kind == "image":
-            parts.append({"type": "image_url", "image_url": {"url": _source_url(block, where)}})
+            parts.append(_cached({"type": "image_url",
+                                  "image_url": {"url": _source_url(block, where)}}, block))
         elif kind == "document":
-            parts.append({"type": "file", "file": {"file_data": _source_url(block, where)}})
+            parts.append(_cached({"type": "file",
+                                  "file": {"file_data": _source_url(block, where)}}, block))
         else:
             raise InvalidRequest(f"{where}.content.{j}: block type {kind!r} is not supported "
                                  "by the gateway", param=f"{where}.content.{j}.type")
     if not parts:
         return tool_messages
-    single = len(parts) == 1 and parts[0]["type"] == "text"
+    single = len(parts) == 1 and parts[0]["type"] == "text" and "cache_control" not in parts[0]
     return [*tool_messages, {"role": "user", "content": parts[0]["text"] if single else parts}]
 
 
-def _assistant(content: list[Any], where: str) -> dict[str, Any]:
+def _assistant(content: list[Any], where: str, keep_thinking: bool) -> dict[str, Any]:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    thinking: list[dict[str, Any]] = []
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
@@ -124,13 +171,18 @@ def _assistant(content: list[Any], where: str) -> dict[str, Any]:
             calls.append({"id": block.get("id"), "type": "function", "function": {
                 "name": block.get("name"),
                 "arguments": orjson.dumps(block.get("input") or {}).decode()}})
-        elif kind not in ("thinking", "redacted_thinking"):
-            # Thinking blocks only mean something to the model that wrote them.
+        elif kind in ("thinking", "redacted_thinking"):
+            # Only meaningful to the model that wrote them, and only with thinking on.
+            if keep_thinking:
+                thinking.append(block)
+        else:
             raise InvalidRequest(f"{where}: assistant block type {kind!r} is not supported",
                                  param=where)
     message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         message["tool_calls"] = calls
+    if thinking:
+        message["thinking_blocks"] = thinking
     return message
 
 

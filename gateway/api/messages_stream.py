@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from gateway.api.messages_reply import anthropic_usage, message_id, stop_reason
+from gateway.api.messages_reply import anthropic_usage, message_id, stop_reason, tool_use_id
 from gateway.routing.streaming import Relay
 
 TEXT, THINKING, TOOL = "text", "thinking", "tool"
@@ -50,6 +50,8 @@ class AnthropicEventEncoder:
             if isinstance(reasoning, str) and reasoning:
                 out += self._block(THINKING, {"type": "thinking", "thinking": "", "signature": ""})
                 out.append(self._delta({"type": "thinking_delta", "thinking": reasoning}))
+            for block in delta.get("thinking_blocks") or ():
+                out += self._thinking_block(block)
             text = delta.get("content")
             if isinstance(text, str) and text:
                 out += self._block(TEXT, {"type": "text", "text": ""})
@@ -104,7 +106,7 @@ class AnthropicEventEncoder:
             index = self._tools[position] = self._next_index
             self._next_index += 1
             self._open = (TOOL, index)
-            block = {"type": "tool_use", "id": call.get("id") or f"toolu_gw_{index}",
+            block = {"type": "tool_use", "id": tool_use_id(call.get("id") or f"gw_{index}"),
                      "name": function.get("name") or "", "input": {}}
             out.append(event("content_block_start", {"index": index, "content_block": block}))
         arguments = function.get("arguments")
@@ -112,6 +114,24 @@ class AnthropicEventEncoder:
             out.append(event("content_block_delta", {
                 "index": index, "delta": {"type": "input_json_delta", "partial_json": arguments}}))
         return out
+
+    def _thinking_block(self, block: Any) -> list[bytes]:
+        """An Anthropic backend's thinking signature (closing its thinking block's deltas),
+        or a redacted thinking block, which comes whole."""
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "thinking" and isinstance(block.get("signature"), str):
+            out = self._block(THINKING, {"type": "thinking", "thinking": "", "signature": ""})
+            out.append(self._delta({"type": "signature_delta", "signature": block["signature"]}))
+            return out
+        if kind == "redacted_thinking":
+            out = self._close()
+            index = self._next_index
+            self._next_index += 1
+            out.append(event("content_block_start", {"index": index, "content_block": {
+                "type": "redacted_thinking", "data": block.get("data") or ""}}))
+            out.append(event("content_block_stop", {"index": index}))
+            return out
+        return []
 
     def _delta(self, delta: dict[str, Any]) -> bytes:
         assert self._open is not None
@@ -135,19 +155,26 @@ class AnthropicStream:
         self._encoder = encoder
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # The relay is read to its end, never left early: it settles and records the request
+        # as served only when it finishes (closing it mid-way reads as a client that left).
         encoder = self._encoder
+        ended = False
         async for frame in self._relay:
+            if ended:
+                continue
             data = frame[6:-2] if frame.startswith(b"data: ") else frame.strip()
             if data == b"[DONE]":
+                ended = True
                 yield b"".join(encoder.end())
-                return
+                continue
             chunk = orjson.loads(data)
             if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
                 # Headers are gone: Anthropic clients learn of it from an `error` event.
                 kind = "overloaded_error" if chunk["error"].get("code") == "overloaded" \
                     else "api_error"
+                ended = True
                 yield encoder.error(chunk["error"], kind)
-                return
+                continue
             out = encoder.feed(chunk)
             if out:
                 yield b"".join(out)

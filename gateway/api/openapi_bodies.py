@@ -9,8 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def _body(required: list[str], properties: dict[str, Any]) -> dict[str, Any]:
-    schema = {"type": "object", "required": required, "properties": properties}
+def _body(required: list[str], properties: dict[str, Any], *,
+          closed: bool = False) -> dict[str, Any]:
+    """`closed`: the route refuses fields it does not know (the Anthropic and Responses
+    doors do; the OpenAI door passes them on)."""
+    schema: dict[str, Any] = {"type": "object", "required": required, "properties": properties}
+    if closed:
+        schema["additionalProperties"] = False
     return {"requestBody": {"required": True,
                             "content": {"application/json": {"schema": schema}}}}
 
@@ -21,8 +26,9 @@ _MESSAGE = {
     "properties": {"role": {"type": "string", "enum": ["system", "user", "assistant"]},
                    "content": {"type": "string"}},
 }
+_MODEL = {"type": "string", "minLength": 1}
 _COMMON = {
-    "model": {"type": "string"},
+    "model": _MODEL,
     "max_tokens": {"type": "integer", "minimum": 1},
     "stream": {"type": "boolean"},
 }
@@ -31,7 +37,7 @@ CHAT = _body(["model", "messages"], {
     **_COMMON, "messages": {"type": "array", "minItems": 1, "items": _MESSAGE}})
 COMPLETIONS = _body(["model", "prompt"], {**_COMMON, "prompt": {"type": "string"}})
 EMBEDDINGS = _body(["model", "input"], {
-    "model": {"type": "string"},
+    "model": _MODEL,
     "input": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}})
 MESSAGES = _body(["model", "messages", "max_tokens"], {
     **_COMMON,
@@ -39,8 +45,19 @@ MESSAGES = _body(["model", "messages", "max_tokens"], {
         "type": "object", "required": ["role", "content"],
         "properties": {"role": {"type": "string", "enum": ["user", "assistant"]},
                        "content": {"type": "string"}}}},
-    "system": {"type": "string"}})
+    "system": {"type": "string"}}, closed=True)
 COUNT_TOKENS = _body(["model", "messages"], {
-    "model": {"type": "string"},
+    "model": _MODEL,
     "messages": MESSAGES["requestBody"]["content"]["application/json"]["schema"]["properties"][
-        "messages"]})
+        "messages"]}, closed=True)
+RESPONSES = _body(["model", "input"], {
+    "model": _MODEL,
+    "input": {"oneOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {
+        "type": "object", "required": ["role", "content"],
+        "properties": {"role": {"type": "string", "enum": ["user", "system", "developer",
+                                                             "assistant"]},
+                       "content": {"type": "string"}}}}]},
+    "instructions": {"type": "string"},
+    "max_output_tokens": {"type": "integer", "minimum": 1},
+    "stream": {"type": "boolean"},
+    "store": {"type": "boolean"}}, closed=True)

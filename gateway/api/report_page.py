@@ -40,8 +40,7 @@ async def report_page(
     tenant: str | None = None,
 ) -> Response:
     parts: Components = request.app.state.components
-    key = parts.settings.admin_key
-    admin_key = key.get_secret_value() if key else None
+    admin_key = parts.secrets.admin_key  # re-read when its file rotates
     if not has_session(request, admin_key):
         wants_page = "text/html" in request.headers.get("accept", "")
         if admin_key and wants_page and bearer_token(request) is None:

@@ -11,7 +11,8 @@ def cost_micro_usd(usage: Usage, price: PricePerMTok | None) -> int:
     """Cost of one request; no price (nothing configured or measured yet) costs nothing."""
     if price is None:
         return 0
-    return price.cost_micro_usd(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
+    return price.cost_micro_usd(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens,
+                                usage.cache_write_tokens)
 
 
 def format_usd(micro_usd: int) -> str:

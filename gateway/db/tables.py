@@ -56,3 +56,19 @@ budget_limits = Table(
     Column("limits", JSON, nullable=True),
     Column("updated_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
 )
+
+# Responses API conversation state (`store: true`): the items a response was given and the
+# response itself, so `previous_response_id` can continue it. Kept until `expires_at`.
+stored_responses = Table(
+    "stored_responses",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("tenant_id", String(32), ForeignKey("tenants.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("context", JSON, nullable=False),
+    Column("response", JSON, nullable=False),
+)
+
+Index("ix_stored_responses_expires_at", stored_responses.c.expires_at)

@@ -266,7 +266,8 @@ def _allowed(specs: list[AllowedValuesSpec]) -> tuple[TenantDetector, ...]:
 def _baseline(spec: PolicyFile, backends: dict[str, Backend]) -> Baseline | None:
     if isinstance(spec.baseline, BaselineSpec):
         p = spec.baseline.price_per_mtok_usd
-        return Baseline(spec.baseline.name, PricePerMTok(p.input, p.output, p.cached_input))
+        return Baseline(spec.baseline.name,
+                        PricePerMTok(p.input, p.output, p.cached_input, p.cache_write_input))
     backend = backends[spec.baseline] if spec.baseline else default_baseline(backends.values())
     if backend is None or backend.price is None:
         return None
@@ -284,7 +285,7 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
     price = None
     if spec.price_per_mtok_usd is not None:
         p = spec.price_per_mtok_usd
-        price = PricePerMTok(p.input, p.output, p.cached_input)
+        price = PricePerMTok(p.input, p.output, p.cached_input, p.cache_write_input)
     elif spec.gpu is not None:
         # Self-hosted tokens are not free: the GPUs cost money whether busy or idle. Until
         # throughput is measured, price them at the configured expected throughput.
@@ -343,6 +344,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,
+        responses_native=(spec.responses_api or (
+            "native" if spec.provider in ("openai", "azure") else "translate")) == "native",
     )
 
 

@@ -25,6 +25,11 @@ class PriceSpec(Strict):
     input: float = Field(ge=0, description="USD per million input tokens")
     output: float = Field(ge=0, description="USD per million output tokens")
     cached_input: float | None = Field(default=None, ge=0)
+    cache_write_input: float | None = Field(
+        default=None, ge=0,
+        description="USD per million input tokens written into the prompt cache (Anthropic "
+        "charges 1.25x input for 5-minute writes); default: the input price",
+    )
 
 
 class GpuSpec(Strict):
@@ -150,6 +155,12 @@ class BackendSpec(Strict):
         description="OpenAI family: the field that carries the client's token limit upstream; "
         "auto (default) renames max_tokens to max_completion_tokens for o-series and gpt-5",
     )
+    responses_api: Literal["native", "translate"] | None = Field(
+        default=None,
+        description="how Responses API requests reach this backend: native (passed through "
+        "to its /v1/responses; the default for openai and azure, and for a vllm server that "
+        "serves it) or translate (to chat completions; the default elsewhere)",
+    )
     kv: KvSpec | None = None
     max_num_seqs: int | None = Field(
         default=None, ge=1,
@@ -195,6 +206,9 @@ class BackendSpec(Strict):
                 raise ValueError(f"{name} applies to provider {provider} only")
         if self.provider == "anthropic" and self.max_tokens_field is not None:
             raise ValueError("max_tokens_field applies to OpenAI-family providers only")
+        if self.provider == "anthropic" and self.responses_api == "native":
+            raise ValueError("responses_api: native needs an OpenAI-family provider; "
+                             "anthropic backends are always translated")
         if self.auth == "api_key" and self.provider not in ("azure", "anthropic"):
             raise ValueError("auth: api_key applies to providers azure and anthropic only")
         if self.tokens is not None and self.tokens.count == "tokenize" and (
@@ -254,10 +268,12 @@ class TenantSpec(Strict):
         default_factory=dict,
         description="budgets and limits per x-gateway-tags value (e.g. a team or feature)",
     )
-    store_content: Literal["none", "redacted"] = Field(
+    store_content: Literal["none", "redacted", "full"] = Field(
         default="none",
         description="keep prompts and responses with the audit record, sensitive spans "
-        "replaced by typed placeholders (off by default: only metadata is recorded)",
+        "replaced by typed placeholders (off by default: only metadata is recorded); "
+        "`full` does that too and also keeps stored Responses API responses as sent, "
+        "which previous_response_id needs",
     )
     detectors: list[TenantDetectorSpec] = Field(
         default_factory=list,

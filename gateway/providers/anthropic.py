@@ -44,7 +44,7 @@ class AnthropicProvider:
         request = _translate(backend, endpoint, payload, stream=False)
         body, _ = await post_whole(
             self._pool.session(backend), backend, messages_url(backend),
-            orjson.dumps(request.body), anthropic_headers(backend, request_id),
+            orjson.dumps(request.body), anthropic_headers(backend, request_id, payload),
             lambda status, error: anthropic_error(status, error, backend.name),
         )
         try:
@@ -65,7 +65,7 @@ class AnthropicProvider:
         request = _translate(backend, endpoint, payload, stream=True)
         resp = await post_stream(
             self._pool.session(backend), backend, messages_url(backend),
-            orjson.dumps(request.body), anthropic_headers(backend, request_id),
+            orjson.dumps(request.body), anthropic_headers(backend, request_id, payload),
             lambda status, error: anthropic_error(status, error, backend.name),
         )
         translator = AnthropicStreamTranslator(request.json_mode, int(time.time()), backend.name)
@@ -100,7 +100,11 @@ def _translate(
         raise DispatchError(exc, retryable=False) from exc
 
 
-def anthropic_headers(backend: Backend, request_id: str) -> dict[str, str]:
+def anthropic_headers(backend: Backend, request_id: str,
+                      payload: Payload | None = None) -> dict[str, str]:
     headers = upstream_headers(backend, request_id, api_key_header="x-api-key")
     headers["anthropic-version"] = backend.anthropic_version or DEFAULT_ANTHROPIC_VERSION
+    beta = payload.get("anthropic_beta") if payload is not None else None
+    if isinstance(beta, str) and beta:
+        headers["anthropic-beta"] = beta  # a Claude client's beta features, checked at the door
     return headers

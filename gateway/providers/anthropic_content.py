@@ -39,7 +39,11 @@ def to_messages(messages: Any, backend: str) -> tuple[list[Block], list[dict[str
         elif role == "user":
             _append(turns, "user", _user_blocks(content, f"{where}.content", backend))
         elif role == "assistant":
-            blocks = _text_blocks(content, f"{where}.content", backend)
+            # Earlier thinking first, signed as Anthropic wrote it (tool use needs it back).
+            blocks = [b for b in message.get("thinking_blocks") or ()
+                      if isinstance(b, dict)
+                      and b.get("type") in ("thinking", "redacted_thinking")]
+            blocks += _text_blocks(content, f"{where}.content", backend)
             blocks += _tool_uses(message.get("tool_calls"), f"{where}.tool_calls", backend)
             _append(turns, "assistant", blocks)
         elif role == "tool":

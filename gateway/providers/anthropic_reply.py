@@ -65,6 +65,7 @@ def gateway_usage(openai: dict[str, Any]) -> Usage:
         prompt_tokens=openai["prompt_tokens"],
         completion_tokens=openai["completion_tokens"],
         cached_tokens=openai["prompt_tokens_details"]["cached_tokens"],
+        cache_write_tokens=openai["prompt_tokens_details"]["cache_write_tokens"],
     )
 
 
@@ -80,6 +81,7 @@ def to_chat_completion(
 ) -> tuple[bytes, Usage]:
     texts: list[str] = []
     reasoning: list[str] = []
+    signed: list[dict[str, Any]] = []  # the blocks themselves, for Claude clients
     calls: list[dict[str, Any]] = []
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
@@ -88,6 +90,10 @@ def to_chat_completion(
             texts.append(_string(block.get("text")))
         elif kind == "thinking":
             reasoning.append(_string(block.get("thinking")))
+            signed.append({"type": "thinking", "thinking": _string(block.get("thinking")),
+                           "signature": _string(block.get("signature"))})
+        elif kind == "redacted_thinking":
+            signed.append({"type": "redacted_thinking", "data": _string(block.get("data"))})
         elif kind == "tool_use" and json_mode and block.get("name") == json_mode.tool_name:
             texts.append(answer_text(block.get("input"), json_mode))
         elif kind == "tool_use":
@@ -103,6 +109,8 @@ def to_chat_completion(
         reply["tool_calls"] = calls
     if reasoning:
         reply["reasoning_content"] = "".join(reasoning)
+    if signed:
+        reply["thinking_blocks"] = signed
     stop_reason = message.get("stop_reason")
     finish = finish_reason(stop_reason, len(calls))
     if stop_reason == "refusal":

@@ -33,6 +33,9 @@ HANDLED = frozenset({
     "model", "messages", "stream", "max_tokens", "max_completion_tokens", "stop", "temperature",
     "top_p", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort",
+    # From the Messages front door: the client's own thinking config, and its anthropic-beta
+    # header (sent as a header, see anthropic.py).
+    "thinking", "anthropic_beta",
 })
 
 
@@ -88,8 +91,11 @@ def to_messages_request(payload: Payload, backend: Backend, *, stream: bool) -> 
         if payload.get("parallel_tool_calls") is False and tool_choice["type"] != "none":
             tool_choice = {**tool_choice, "disable_parallel_tool_use": True}
         body["tool_choice"] = tool_choice
+    thinking = payload.get("thinking")
     effort = payload.get("reasoning_effort")
-    if effort in THINKING_BUDGETS:
+    if isinstance(thinking, dict):
+        _pass_thinking(body, thinking, backend.name)
+    elif effort in THINKING_BUDGETS:
         _enable_thinking(body, THINKING_BUDGETS[effort], bool(max_tokens), backend.name)
     if stream:
         body["stream"] = True
@@ -212,6 +218,18 @@ def _enable_thinking(body: Payload, budget: int, client_max: bool, backend: str)
         )
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     # Anthropic allows no temperature or top_k changes while thinking.
+    body.pop("temperature", None)
+    body.pop("top_k", None)
+
+
+def _pass_thinking(body: Payload, thinking: dict[str, Any], backend: str) -> None:
+    """A Claude client's own thinking config, as it sent it (Anthropic checks the budget)."""
+    if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+        raise unsupported(
+            "thinking", backend,
+            "extended thinking cannot be combined with a forced tool_choice or response_format",
+        )
+    body["thinking"] = thinking
     body.pop("temperature", None)
     body.pop("top_k", None)
 

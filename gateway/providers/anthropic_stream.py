@@ -106,6 +106,11 @@ class AnthropicStreamTranslator:
         if kind == "thinking":
             self._blocks[index] = (THINKING, -1)
             return self._reasoning(block.get("thinking") or "")
+        if kind == "redacted_thinking":
+            self._blocks[index] = (OTHER, -1)
+            self._ready = True
+            return [self._chunk({"thinking_blocks": [
+                {"type": "redacted_thinking", "data": block.get("data") or ""}]})]
         self._blocks[index] = (OTHER, -1)
         return []
 
@@ -130,7 +135,12 @@ class AnthropicStreamTranslator:
             return []
         if dtype == "thinking_delta":
             return self._reasoning(delta.get("thinking") or "")
-        return []  # signature_delta, citations_delta: nothing OpenAI-shaped to say
+        if dtype == "signature_delta" and delta.get("signature"):
+            # Claude clients must hand the signed block back; others ignore the field.
+            self._ready = True
+            return [self._chunk({"thinking_blocks": [
+                {"type": "thinking", "thinking": "", "signature": delta["signature"]}]})]
+        return []  # citations_delta: nothing OpenAI-shaped to say
 
     def _stop(self, index: int) -> list[bytes]:
         kind, _ = self._blocks.get(index, (OTHER, -1))

@@ -4,7 +4,9 @@ numeric codes, content-filter errors whose details sit in `innererror`).
 
 Classic: `{base_url}/openai/deployments/{deployment}/{endpoint}?api-version=...` (the body's
 `model` is ignored by Azure). v1: `base_url` ends in `/openai/v1`; the body's `model` is the
-deployment name and `api-version` is optional.
+deployment name and `api-version` is optional. Responses API requests (passed through) go to
+`{base_url}/openai/responses` with the deployment as the body's `model`; Azure serves them from
+api-version 2025-03-01-preview on (an older one: set `responses_api: translate`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import orjson
 
 from gateway.errors import GatewayError, UpstreamRejected
 from gateway.providers.openai_compat import Dialect
-from gateway.providers.openai_hygiene import clean_for_openai
+from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Backend, Endpoint, Payload
 
@@ -32,7 +34,15 @@ class AzureDialect(Dialect):
     api_key_header = "api-key"
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
+        if endpoint is Endpoint.RESPONSES:
+            # Azure's Responses API is not under a deployment: the body names it.
+            if backend.deployment:
+                body["model"] = backend.deployment
+            return
         clean_for_openai(body, backend)
+
+    def reasons(self, backend: Backend) -> bool:
+        return uses_max_completion_tokens(backend.model)
 
     def translator(self, backend: Backend) -> AzureStreamNormaliser:
         return AzureStreamNormaliser()
@@ -45,7 +55,8 @@ def azure_url(backend: Backend, endpoint: Endpoint) -> str:
     base = backend.base_url
     if backend.deployment:
         root = base if base.endswith("/openai") else f"{base}/openai"
-        url = f"{root}/deployments/{quote(backend.deployment, safe='')}/{endpoint.value}"
+        url = (f"{root}/responses" if endpoint is Endpoint.RESPONSES else
+               f"{root}/deployments/{quote(backend.deployment, safe='')}/{endpoint.value}")
     else:
         url = f"{base}/{endpoint.value}"
     if backend.api_version:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 
 import aiohttp
 from opentelemetry.trace import get_current_span
@@ -119,11 +120,12 @@ async def post_whole(
             body = await resp.read()
             status = resp.status
             content_type = resp.headers.get("Content-Type", "application/json")
+            if status >= 300:
+                err, retryable = to_error(status, body)
+                carry_retry_after(err, status, resp.headers)
+                raise DispatchError(err, retryable=retryable, upstream_status=status)
     except TRANSPORT_ERRORS as exc:
         raise transport_error(backend, exc) from exc
-    if status >= 300:
-        err, retryable = to_error(status, body)
-        raise DispatchError(err, retryable=retryable, upstream_status=status)
     return body, content_type
 
 
@@ -149,5 +151,22 @@ async def post_stream(
         finally:
             resp.release()
         err, retryable = to_error(resp.status, error_body)
+        carry_retry_after(err, resp.status, resp.headers)
         raise DispatchError(err, retryable=retryable, upstream_status=resp.status)
     return resp
+
+
+# An upstream's "come back later" statuses and the headers that say when (OpenAI and Azure
+# send both, Anthropic `retry-after`): passed on, so the client's SDK waits as it was told.
+BACKOFF_STATUSES = frozenset({429, 503, 529})
+RETRY_AFTER_HEADERS = ("retry-after", "retry-after-ms")
+_RETRY_AFTER_VALUE = re.compile(r"^[0-9A-Za-z ,:.-]{1,40}$")  # seconds or an HTTP date
+
+
+def carry_retry_after(err: GatewayError, status: int, headers: Mapping[str, str]) -> None:
+    if status not in BACKOFF_STATUSES:
+        return
+    for name in RETRY_AFTER_HEADERS:
+        value = headers.get(name)
+        if value is not None and _RETRY_AFTER_VALUE.match(value):
+            err.extra_headers[name] = value

@@ -23,7 +23,12 @@ from gateway.providers.http_pool import (
     post_whole,
     upstream_headers,
 )
-from gateway.providers.openai_hygiene import clean_for_openai, rename_max_tokens
+from gateway.providers.openai_hygiene import (
+    adapt_anthropic_fields,
+    clean_for_openai,
+    rename_max_tokens,
+    uses_max_completion_tokens,
+)
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Backend, Endpoint, Payload, Usage
 from gateway.upstream import UpstreamReply
@@ -44,11 +49,15 @@ class Dialect:
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         """Adjust the (copied) body in place for this upstream."""
-        if backend.max_tokens_field != "auto":
+        if backend.max_tokens_field != "auto" and endpoint is not Endpoint.RESPONSES:
             rename_max_tokens(body, backend.max_tokens_field)
 
     def translator(self, backend: Backend) -> EventTranslator | None:
         return None
+
+    def reasons(self, backend: Backend) -> bool:
+        """Whether `reasoning_effort` may be sent: vLLM takes it for any model."""
+        return True
 
     def error(self, status: int, body: bytes, backend: Backend) -> tuple[GatewayError, bool]:
         return normalise_upstream_error(status, body, backend.name)
@@ -57,8 +66,12 @@ class Dialect:
 class OpenAIDialect(Dialect):
     """api.openai.com: the same wire format, stricter about the body (openai_hygiene.py)."""
 
+    def reasons(self, backend: Backend) -> bool:
+        return uses_max_completion_tokens(backend.model)  # only reasoning models take it
+
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
-        clean_for_openai(body, backend)
+        if endpoint is not Endpoint.RESPONSES:  # its own field names: nothing to fix
+            clean_for_openai(body, backend)
 
 
 class OpenAICompatProvider:
@@ -81,7 +94,9 @@ class OpenAICompatProvider:
               stream: bool) -> bytes:
         body = dict(payload)
         body["model"] = backend.model
-        if stream:
+        if "thinking" in body or "anthropic_beta" in body:
+            adapt_anthropic_fields(body, reasons=self._dialect.reasons(backend))
+        if stream and endpoint is not Endpoint.RESPONSES:  # response.completed has usage
             # Ask for usage even when the client did not: it is how cost gets settled. The
             # relay drops the extra usage chunk for clients that did not ask.
             options = body.get("stream_options")
@@ -130,12 +145,17 @@ def usage_from_body(body: bytes) -> Usage | None:
 
 
 def usage_from_obj(usage: object) -> Usage | None:
+    """Chat and completions usage, or the Responses API's (input/output tokens)."""
     if not isinstance(usage, dict):
         return None
-    details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    responses = "input_tokens" in usage and "prompt_tokens" not in usage
+    details = usage.get("input_tokens_details" if responses else "prompt_tokens_details")
+    if not isinstance(details, dict):
+        details = {}
     return Usage(
-        prompt_tokens=token_count(usage.get("prompt_tokens")),
-        completion_tokens=token_count(usage.get("completion_tokens")),
-        cached_tokens=token_count(cached),
+        prompt_tokens=token_count(usage.get("input_tokens" if responses else "prompt_tokens")),
+        completion_tokens=token_count(
+            usage.get("output_tokens" if responses else "completion_tokens")),
+        cached_tokens=token_count(details.get("cached_tokens")),
+        cache_write_tokens=token_count(details.get("cache_write_tokens")),
     )

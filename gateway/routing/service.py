@@ -27,6 +27,7 @@ from gateway.routing.content_capture import capture
 from gateway.routing.engine_counts import EngineCounter, with_engine_counts
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
+from gateway.routing.responses_dispatch import cannot_serve, passes_through
 from gateway.routing.streaming import Relay, StreamOutcome
 from gateway.routing.trace import RequestTrace, audit_event, response_headers
 from gateway.scraper.fleet import FleetState, Ticket
@@ -34,6 +35,7 @@ from gateway.scraper.latency import split_latency
 from gateway.telemetry.tracing import Tracing
 from gateway.types import (
     Backend,
+    Endpoint,
     Payload,
     PricePerMTok,
     Profile,
@@ -53,12 +55,14 @@ class Completed:
     body: bytes
     content_type: str
     headers: dict[str, str]
+    endpoint: Endpoint = Endpoint.CHAT  # the API the body speaks (RESPONSES: passed through)
 
 
 @dataclass(slots=True)
 class Streaming:
     body: Relay
     headers: dict[str, str]
+    endpoint: Endpoint = Endpoint.CHAT
 
 
 class RoutingService:
@@ -104,7 +108,7 @@ class RoutingService:
         try:
             scopes = await self._limits.scopes(policy, tenant, request.tags)
             spec = policy.tenant_specs.get(tenant.tenant_name)
-            trace.capture = spec is not None and spec.store_content == "redacted"
+            trace.capture = spec is not None and spec.store_content != "none"
             trace.snapshot = self._fleet.snapshot()
             trace.over_soft_limit = self._budget.over_soft_limit(tenant.tenant_id)
             decision = decide(  # 2 decide
@@ -119,7 +123,7 @@ class RoutingService:
             trace.unmetered = reservation is None
             if request.stream:
                 return await self._open_stream(tenant, request, profile, reservation, trace)
-            reply = await self._dispatch(request, profile, trace)  # 4 dispatch
+            endpoint, reply = await self._dispatch(request, profile, trace)  # 4 dispatch
         except BaseException as exc:
             error = exc if isinstance(exc, GatewayError) else None
             if error is None and isinstance(exc, Exception):
@@ -133,19 +137,25 @@ class RoutingService:
         cost = await self._finish(  # 5 settle + 6 record
             tenant, request, profile, reservation, trace, reply.usage, body=reply.body
         )
-        return Completed(reply.body, reply.content_type, response_headers(trace, profile, cost))
+        return Completed(reply.body, reply.content_type, response_headers(trace, profile, cost),
+                         endpoint)
 
     async def _dispatch(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace
-    ) -> UpstreamReply:
+    ) -> tuple[Endpoint, UpstreamReply]:
         assert trace.decision is not None
         last: DispatchError | None = None
         for backend in trace.decision.candidates:
-            payload, mapping = await self._payload_for(request, profile, trace, backend)
+            refusal = cannot_serve(request, trace, backend)
+            if refusal is not None:
+                last = refusal
+                continue
+            endpoint, payload, mapping = await self._payload_for(
+                request, profile, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
                 reply = await trace.spans.call(self._providers[backend.provider]).complete(
-                    backend, request.endpoint, payload, request.request_id
+                    backend, endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
                 last = self._failed(ticket, exc, trace)
@@ -156,7 +166,7 @@ class RoutingService:
             self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT to measure
             if mapping is not None:
                 reply.body = restore_body(reply.body, mapping)
-            return reply
+            return endpoint, reply
         assert last is not None
         raise last.error
 
@@ -172,12 +182,18 @@ class RoutingService:
         last: DispatchError | None = None
         stream: UpstreamStream | None = None
         ticket: Ticket | None = None
+        endpoint = request.endpoint
         for backend in trace.decision.candidates:
-            payload, mapping = await self._payload_for(request, profile, trace, backend)
+            refusal = cannot_serve(request, trace, backend)
+            if refusal is not None:
+                last = refusal
+                continue
+            endpoint, payload, mapping = await self._payload_for(
+                request, profile, trace, backend)
             ticket = self._attempt(backend, profile, trace)
             try:
                 stream = await trace.spans.call(self._providers[backend.provider]).stream(
-                    backend, request.endpoint, payload, request.request_id
+                    backend, endpoint, payload, request.request_id
                 )
             except DispatchError as exc:
                 last = self._failed(ticket, exc, trace)
@@ -223,17 +239,22 @@ class RoutingService:
         body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
                      on_first_token=on_first_token, annotate_usage=annotate,
                      capture=trace.capture)
-        return Streaming(body, response_headers(trace, profile, None))
+        return Streaming(body, response_headers(trace, profile, None), endpoint)
 
     async def _payload_for(
         self, request: RouteRequest, profile: Profile, trace: RequestTrace, backend: Backend
-    ) -> tuple[Payload, RedactionMap | None]:
+    ) -> tuple[Endpoint, Payload, RedactionMap | None]:
         """What this backend may see: the original inside self_hosted, placeholders outside
         it when the route redacts (computed once, reused across fallbacks). A long prompt's
-        rescan (~0.3 µs a character) runs in a thread, so the loop keeps serving."""
+        rescan (~0.3 µs a character) runs in a thread, so the loop keeps serving. A
+        Responses request goes as such to a backend that serves it natively, unless it
+        must be redacted (redaction rewrites the chat translation, which then goes)."""
+        if passes_through(request, trace, backend):
+            assert request.responses_payload is not None
+            return Endpoint.RESPONSES, request.responses_payload, None
         decision = trace.decision
         if decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED:
-            return request.payload, None
+            return request.endpoint, request.payload, None
         if trace.redacted is None:
             redact = self._classifier.redact
             trace.redacted = (
@@ -241,7 +262,7 @@ class RoutingService:
                 if profile.prompt_tokens > REDACT_INLINE_TOKENS
                 else redact(request, trace.detectors, profile)
             )
-        return trace.redacted
+        return (request.endpoint, *trace.redacted)
 
     def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
         trace.attempts += 1

@@ -161,7 +161,7 @@ class _EventMeter:
                 obj = orjson.loads(event)
             except orjson.JSONDecodeError:  # an upstream's malformed event: relayed as it came
                 obj = None
-            usage = usage_from_obj(obj.get("usage")) if isinstance(obj, dict) else None
+            usage = _usage_of(obj) if isinstance(obj, dict) else None
             if usage is not None:
                 outcome.usage = usage
                 if isinstance(obj, dict) and obj.get("choices") == []:
@@ -178,6 +178,10 @@ class _EventMeter:
             if error is not None:
                 outcome.error = error
                 return error_event(error)
+        if b'"type":"error"' in event or b'"type":"response.failed"' in event:
+            # A Responses API stream (passed through) that failed: relayed as it came (it is
+            # the client's format), and recorded as the error it is.
+            outcome.error = _responses_failure(event)
         outcome.events += 1
         captured = outcome.captured
         if captured is not None and outcome.captured_bytes < CAPTURE_MAX_BYTES:
@@ -191,7 +195,35 @@ class _EventMeter:
 
 
 def _is_role_only(event: bytes) -> bool:
+    """Not yet a token: a chat chunk with only the role, or a Responses API event that opens
+    the response, an item or a part (the first `...delta` event is the first token)."""
+    if b'"type":"response.' in event:
+        return b'.delta"' not in event
     return b'"role":' in event and (b'"content":""' in event or b'"content": ""' in event)
+
+
+def _usage_of(obj: dict[str, object]) -> Usage | None:
+    """A chat chunk's usage, or the whole response's in a Responses API lifecycle event."""
+    usage = usage_from_obj(obj.get("usage"))
+    response = obj.get("response")
+    if usage is None and isinstance(response, dict):
+        usage = usage_from_obj(response.get("usage"))
+    return usage
+
+
+def _responses_failure(event: bytes) -> GatewayError:
+    try:
+        obj = orjson.loads(event)
+    except orjson.JSONDecodeError:
+        obj = None
+    error = obj if isinstance(obj, dict) else {}
+    if isinstance(error.get("response"), dict):
+        error = error["response"].get("error") or {}
+    message = error.get("message") if isinstance(error, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return GatewayError(str(message or "the upstream response failed"),
+                        error_type="upstream_error",
+                        code=code if isinstance(code, str) else None)
 
 
 def _as_error(event: bytes) -> GatewayError | None:

@@ -4,7 +4,7 @@ load rollups capacity planning reads (per backend and minute; token-size histogr
 telemetry per deployment and minute (DCGM)
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-11-25
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -4,7 +4,9 @@ Speaks the wire format of ../shared/reference/wire-formats.md §2: `x-api-key` (
 `anthropic-version` required; unknown fields, a missing max_tokens, temperature above 1,
 whitespace-only stop sequences, roles other than user/assistant and unpaired tool_use /
 tool_result blocks rejected with Anthropic's error shape; replies and named stream events in
-Anthropic's order; 429/413/529 and mid-stream `error` events on request (faults).
+Anthropic's order; 429/413/529 (with `retry-after` on 429 and 529) and mid-stream `error`
+events on request (faults). With `thinking` on, a signed thinking block comes first, and an
+assistant turn with tool use must hand it back (signature intact), as the real API demands.
 Answers are deterministic (see mock_anthropic_answers.py).
 """
 
@@ -51,6 +53,10 @@ class MockAnthropic:
     requests: list[Recorded] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # As the real API: the first request with a cache_control'd system prompt writes the
+    # cache (cache_creation_input_tokens), later ones read it. Off: every one reads.
+    writes_cache_first: bool = False
+    cached_systems: set[bytes] = field(default_factory=set)
 
     def app(self) -> Starlette:
         return Starlette(routes=[
@@ -90,6 +96,10 @@ class MockAnthropic:
         if fault.error_type is not None:
             return _error(fault.error_type, fault.message, request_id)
         answer = plan_answer(body, f"msg_mock{next(self.ids)}")
+        system = orjson.dumps(body.get("system"))
+        if self.writes_cache_first and answer.cache_read and system not in self.cached_systems:
+            self.cached_systems.add(system)
+            answer.cache_write, answer.cache_read = answer.cache_read, 0
         if body.get("stream"):
             return StreamingResponse(
                 _events(answer, fault), media_type="text/event-stream",
@@ -136,8 +146,11 @@ def _words(body: dict[str, Any]) -> int:
 def _error(error_type: str, message: str, request_id: str) -> Response:
     body = {"type": "error", "error": {"type": error_type, "message": message},
             "request_id": request_id}
+    headers = {"request-id": request_id}
+    if error_type in ("rate_limit_error", "overloaded_error"):
+        headers["retry-after"] = "3"  # Anthropic says when to come back on 429 (and 529)
     return Response(orjson.dumps(body), status_code=ERROR_STATUS[error_type],
-                    media_type="application/json", headers={"request-id": request_id})
+                    media_type="application/json", headers=headers)
 
 
 def sse(kind: str, data: dict[str, Any]) -> bytes:
@@ -157,6 +170,14 @@ def stream_events(answer: Answer) -> list[bytes]:
             for piece in answer.text_pieces(block["text"]):
                 events.append(sse("content_block_delta", {
                     "index": index, "delta": {"type": "text_delta", "text": piece}}))
+        elif block["type"] == "thinking":
+            events.append(sse("content_block_start", {"index": index, "content_block": {
+                "type": "thinking", "thinking": "", "signature": ""}}))
+            for piece in answer.text_pieces(block["thinking"]):
+                events.append(sse("content_block_delta", {
+                    "index": index, "delta": {"type": "thinking_delta", "thinking": piece}}))
+            events.append(sse("content_block_delta", {"index": index, "delta": {
+                "type": "signature_delta", "signature": block["signature"]}}))
         else:
             events.append(sse("content_block_start", {
                 "index": index, "content_block": {**block, "input": {}}}))

@@ -54,7 +54,37 @@ def validate_body(body: Any) -> Problem | None:
         b.get("type") == "text" and b.get("text") for b in system
     ):
         return "invalid_request_error", "system: text content blocks must be non-empty"
-    return _validate_tools(body) or _validate_messages(body["messages"])
+    return (_validate_tools(body) or _validate_messages(body["messages"])
+            or _validate_thinking(body))
+
+
+def _validate_thinking(body: dict[str, Any]) -> Problem | None:
+    """As the real API: with thinking on, no forced tool use, and an assistant turn that used
+    a tool starts with the thinking block (signature intact) that the model wrote for it."""
+    thinking = body.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
+        return None
+    if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+        return "invalid_request_error", "Thinking may not be enabled when tool_choice " \
+            "forces tool use."
+    for i, message in enumerate(body["messages"]):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list) or not any(
+            b.get("type") == "tool_use" for b in content
+        ):
+            continue
+        first = content[0]
+        if first.get("type") not in ("thinking", "redacted_thinking"):
+            return "invalid_request_error", f"messages.{i}.content.0.type: Expected " \
+                f"`thinking` or `redacted_thinking`, but found `{first.get('type')}`. When " \
+                "`thinking` is enabled, a final `assistant` message must start with a " \
+                "thinking block."
+        if first.get("type") == "thinking" and not str(first.get("signature")).startswith(
+            "sig_msg_mock"
+        ):
+            return "invalid_request_error", f"messages.{i}.content.0: Invalid `signature` " \
+                "in `thinking` block"
+    return None
 
 
 def _validate_tools(body: dict[str, Any]) -> Problem | None:
@@ -132,14 +162,16 @@ class Answer:
     stop_sequence: str | None
     input_tokens: int
     cache_read: int
+    cache_write: int = 0
 
     @property
     def output_tokens(self) -> int:
         return sum(len(self.text_pieces(b["text"])) if b["type"] == "text"
+                   else len(self.text_pieces(b["thinking"])) if b["type"] == "thinking"
                    else len(self.json_pieces(b["input"])) for b in self.blocks)
 
     def usage(self) -> dict[str, int]:
-        return {"input_tokens": self.input_tokens, "cache_creation_input_tokens": 0,
+        return {"input_tokens": self.input_tokens, "cache_creation_input_tokens": self.cache_write,
                 "cache_read_input_tokens": self.cache_read, "output_tokens": self.output_tokens}
 
     def message(self) -> dict[str, Any]:
@@ -170,6 +202,9 @@ def plan_answer(body: dict[str, Any], message_id: str) -> Answer:
     words = len(orjson.dumps(body["messages"]).split()) + len(str(system or "").split())
     answer = Answer(message_id, body["model"], [], "end_turn", None, words,
                     CACHE_READ_TOKENS if cached else 0)
+    if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
+        answer.blocks.append({"type": "thinking", "thinking": "Weighing the question first.",
+                              "signature": f"sig_{message_id}"})
     if tools and choice["type"] != "none" and not results:
         name = choice["name"] if choice["type"] == "tool" else tools[0]["name"]
         schema = next(t for t in tools if t["name"] == name)["input_schema"]

@@ -32,6 +32,7 @@ def test_request_fields():
     assert out == {
         "model": "auto", "max_tokens": 10, "stop": ["END"], "top_k": 5, "temperature": 0.5,
         "user": "u1", "stream": True, "stream_options": {"include_usage": True},
+        "thinking": {"type": "enabled", "budget_tokens": 2000},
         "messages": [{"role": "system", "content": "a"}, *HELLO],
         "response_format": {"type": "json_schema",
                             "json_schema": {"name": "output", "schema": {"type": "object"}}}}
@@ -101,8 +102,8 @@ def test_reply_with_text_tool_calls_and_usage():
     assert message["content"] == [
         {"type": "thinking", "thinking": "think", "signature": ""},
         {"type": "text", "text": "Let me see."},
-        {"type": "tool_use", "id": "c1", "name": "f", "input": {"x": 1}},
-        {"type": "tool_use", "id": "c2", "name": "g",
+        {"type": "tool_use", "id": "toolu_c1", "name": "f", "input": {"x": 1}},
+        {"type": "tool_use", "id": "toolu_c2", "name": "g",
          "input": {"_unparsed_arguments": "{broken"}}]
     assert message["stop_reason"] == "tool_use" and message["stop_sequence"] is None
     assert message["usage"] == {"input_tokens": 10, "output_tokens": 5,
@@ -171,7 +172,7 @@ def test_encoder_orders_blocks_like_anthropic():
         "content_block_delta", "content_block_stop", "message_delta", "message_stop"]
     assert out[0][1]["message"]["id"] == "msg_7"
     assert out[5][1] == {"type": "content_block_start", "index": 1, "content_block": {
-        "type": "tool_use", "id": "c1", "name": "f", "input": {}}}
+        "type": "tool_use", "id": "toolu_c1", "name": "f", "input": {}}}
     assert out[9][1]["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
     assert out[9][1]["usage"]["input_tokens"] == 9 and out[9][1]["usage"]["output_tokens"] == 4
 

@@ -47,8 +47,12 @@ VALID_OPENAI = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "
                 "input": "i"}
 
 
+# Endpoint.RESPONSES is only dispatched (api/responses.py parses its own requests).
+PARSED = [e for e in Endpoint if e is not Endpoint.RESPONSES]
+
+
 @settings(max_examples=300)
-@given(st.sampled_from(list(Endpoint)), st.binary(max_size=64) | json_values.map(orjson.dumps)
+@given(st.sampled_from(PARSED), st.binary(max_size=64) | json_values.map(orjson.dumps)
        | objects_with(OPENAI_KEYS).map(orjson.dumps)
        | objects_with(OPENAI_KEYS).map(lambda extra: orjson.dumps({**VALID_OPENAI, **extra})))
 def test_any_body_is_a_route_request_or_a_400(endpoint: Endpoint, body: bytes) -> None:

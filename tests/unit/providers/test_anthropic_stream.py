@@ -161,5 +161,8 @@ def test_pings_thinking_and_unknown_events():
     out = translator.feed(b'{"type":"content_block_delta","index":0,"delta":'
                           b'{"type":"thinking_delta","thinking":"hmm"}}')
     assert orjson.loads(out[0])["choices"][0]["delta"] == {"reasoning_content": "hmm"}
-    assert translator.feed(b'{"type":"content_block_delta","index":0,"delta":'
-                           b'{"type":"signature_delta","signature":"s"}}') == []
+    signed = translator.feed(b'{"type":"content_block_delta","index":0,"delta":'
+                             b'{"type":"signature_delta","signature":"s"}}')
+    # The signature rides along for Claude clients, who must hand the block back.
+    assert orjson.loads(signed[0])["choices"][0]["delta"] == {
+        "thinking_blocks": [{"type": "thinking", "thinking": "", "signature": "s"}]}

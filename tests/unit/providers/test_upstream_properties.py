@@ -95,7 +95,7 @@ def test_valid_anthropic_usage_and_text_are_read_as_sent(
                          "cache_read_input_tokens": read,
                          "cache_creation_input_tokens": written}}
     body, usage = to_chat_completion(message, None, 1)
-    assert usage == Usage(fresh + read + written, output, read)
+    assert usage == Usage(fresh + read + written, output, read, written)
     assert orjson.loads(body)["choices"][0]["message"]["content"] == text
 
 

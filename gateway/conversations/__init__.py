@@ -1,0 +1,1 @@
+"""Responses API conversation state: stored responses, per tenant, with a retention."""
