@@ -24,7 +24,8 @@ from gateway.telemetry.metrics import GatewayMetrics
 rows, in_flight, running = (int(a) for a in sys.argv[1:4])
 metrics = GatewayMetrics()
 numbers = {"rows_written": 3, "rows_spooled": 0, "write_failures": 0, "spool_errors": 0,
-           "dropped": 0, "rows_quarantined": 0, "spool_rows": 0, "spool_bytes": 0, "alarm": 0}
+           "dropped": 0, "rows_quarantined": 0, "spool_rows": 0, "spool_bytes": 0, "alarm": 0,
+           "journal_errors": 0}
 metrics.watch_audit(lambda: numbers)
 metrics.watch_fleet(lambda: {"a": {"in_flight": in_flight, "running": running}})
 metrics.publish()

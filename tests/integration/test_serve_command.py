@@ -29,7 +29,9 @@ def test_a_missing_policy_flag_names_the_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GATEWAY_POLICY_PATH", raising=False)
+    # serve hands --policy to its workers through os.environ: set it here first, so that
+    # monkeypatch puts the variable back as it was (unset) when the test ends.
+    monkeypatch.setenv("GATEWAY_POLICY_PATH", "set-by-the-test.yaml")
     result = CliRunner().invoke(cli, ["serve", "--port", "1", "--policy", "gone.yaml"])
     assert result.exit_code == 1
     assert "no policy file at gone.yaml (from --policy" in result.output

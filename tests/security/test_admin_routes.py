@@ -15,8 +15,12 @@ from tests.e2e.conftest import ADMIN_KEY, Gateway
 from tests.security.routes import Endpoint, endpoints
 from tests.support.servers import serve
 
+# The login form is the way in for a browser: it is open by design, and its session opens the
+# report page alone (tests/e2e/test_report_login.py); everything else needs the key.
+LOGIN_ROUTES = {"/admin/login", "/admin/logout"}
 ADMIN_ROUTES = [e for e in endpoints(create_app(Settings(admin_key="x")))
-                if e.path == "/admin" or e.path.startswith("/admin/")]
+                if (e.path == "/admin" or e.path.startswith("/admin/"))
+                and e.path not in LOGIN_ROUTES]
 # Path parameters that name nothing: a request that got past the key check changes no state.
 MISSING = {"name": "no-such-tenant", "key_id": "no-such-key", "scope": "tenant"}
 LIMITS = {"budget": {"monthly_usd": 1.0}}
