@@ -6,6 +6,7 @@ decide steps as the request path, so what it says is what the gateway would do.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from gateway.budget.pricing import format_usd
@@ -51,7 +52,10 @@ async def explain(
             "cost_usd": format_usd(decision.predicted_cost_micro_usd),
             "ttft_ms": round(decision.predicted_ttft_s * 1000, 1),
             "total_ms": round(decision.predicted_total_s * 1000, 1),
+            # What the TTFT was computed from (null without live telemetry).
+            "ttft_inputs": asdict(decision.prediction) if decision.prediction else None,
         },
+        "slo_miss": decision.slo_miss,
         "rejected": [{"backend": r.backend, "reason": r.reason} for r in decision.rejected],
     }
     return out
