@@ -14,7 +14,9 @@
    full for the request, engine queue over the limit, stale metrics, or a predicted miss of
    the rule's latency targets. Only stale metrics under `on_stale: fail_closed` exclude.
    When no regular candidate is left, the rule's `spill_to` backends (typically an external
-   API) are tried first, under the same hard filters.
+   API) are tried first, under the same hard filters. Under a TTFT target the degraded of
+   both go least bad first, and when none is predicted within the target the decision says
+   why (`slo_miss`).
 5. The rule's fallbacks (which must pass the same hard filters: sensitive data never leaks
    through a fallback) follow.
 """
