@@ -90,8 +90,7 @@ def diagnose(
             degraded += 1
         if record.get("affinity"):
             affinity += 1
-        trace = record.get("trace")
-        if isinstance(trace, dict) and trace.get("slo_miss"):
+        if record.get("slo_miss"):  # the JSON audit log: the AuditEvent's own field
             slo_miss += 1
         predicted, measured = record.get("predicted_ttft_s"), record.get("ttft_s")
         if (isinstance(predicted, float | int) and isinstance(measured, float | int)

@@ -224,10 +224,13 @@ def _triage(
         if pressure.hard:
             rejected.append(Rejection(backend.name, f"{pressure.saturated} (fail closed)"))
             continue
+        # Least bad first: predicted over a latency target but able to start now (0), then
+        # queueing for a slot or stale (1), KV full (2), circuit open (3). A backend merely
+        # slower than the target must never lose to one where the request would queue.
         reason = pressure.saturated
-        severity = 1 if reason is not None and pressure.headroom == 0.0 else 0  # KV full: 1
+        severity = 0 if reason is None else 2 if pressure.headroom == 0.0 else 1
         if state is not None and not state.available(now):
-            reason, severity = f"unhealthy: circuit {state.circuit}", 2
+            reason, severity = f"unhealthy: circuit {state.circuit}", 3
         elif reason is None and rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
             reason = (f"predicted TTFT {round(prediction.ttft_s * 1000)} ms over target "
                       f"{round(rule.ttft_s * 1000)} ms")

@@ -127,11 +127,16 @@ class FleetState:
         return ticket
 
     def first_token(self, ticket: Ticket) -> None:
+        """The stream's first token arrived: its prefill is done, and its TTFT (from this
+        attempt's send) teaches the backend's TTFT model at once, not when the stream ends,
+        so the model follows a burst while it happens."""
         if ticket.prefilling and not ticket.done:
             ticket.prefilling = False
             entry = self._backends.get(ticket.backend)
             if entry is not None:
                 entry.queued_prefill_tokens -= ticket.prompt_tokens
+                if ticket.inputs is not None:
+                    entry.ttft.observe(ticket.inputs, self._clock() - ticket.sent_at_s)
                 self._dirty.add(ticket.backend)
 
     def succeeded(self, ticket: Ticket, ttft_s: float | None, tpot_s: float | None) -> None:
@@ -139,8 +144,6 @@ class FleetState:
         if entry is not None:
             entry.breaker.on_success()
             entry.latency.observe(ttft_s, tpot_s)
-            if ttft_s is not None and ticket.inputs is not None:
-                entry.ttft.observe(ticket.inputs, ttft_s)
             self._dirty.add(ticket.backend)
 
     def failed(self, ticket: Ticket) -> None:

@@ -18,7 +18,7 @@ from collections import deque
 from gateway.scraper.latency import percentile
 from gateway.types import TtftInputs, TtftModel
 
-MIN_SAMPLES = 24  # measurements before the learned model replaces the prior
+MIN_SAMPLES = 16  # measurements before the learned model replaces the prior
 FORGETTING = 0.995  # each sample's weight decays by this per later sample (~200 remembered)
 PRIOR_VARIANCE = 1e4  # wide: the first samples set the coefficients
 TOKEN_SCALE = 1000.0  # prefill tokens enter in thousands, keeping the features comparable

@@ -109,8 +109,9 @@ def test_fleet_learns_ttft_against_the_load_each_request_met() -> None:
         ticket = fleet.dispatched("a", 1000 + 100 * (i % 5), 2000)
         # What it met: its own prompt, nothing of ours queued ahead, the engine's batch.
         assert ticket.inputs == TtftInputs(1000 + 100 * (i % 5), 0, 2)
+        now[0] += 0.02 + 0.0001 * (1000 + 100 * (i % 5))  # the TTFT, learned on arrival
         fleet.first_token(ticket)
-        fleet.succeeded(ticket, 0.02 + 0.0001 * (1000 + 100 * (i % 5)), 0.01)
+        fleet.succeeded(ticket, 5.0, 0.01)  # the end of the stream teaches it nothing more
     state = fleet.snapshot().backends["a"]
     assert state.ttft_model is not None and state.ttft_model.samples == MIN_SAMPLES
     assert fleet.details()["a"]["ttft_learned_samples"] == MIN_SAMPLES
