@@ -245,21 +245,16 @@ class BackendState:
     def ttft_inputs(self, prompt_tokens: int) -> TtftInputs:
         """What a request sent now would find ahead of it: the gateway's own prompt tokens
         not yet prefilled plus this prompt's uncached part, the requests the engine has not
-        started (its queue and what was sent since the scrape), the batch it runs, and, while
-        the engine itself queues, how long those requests take to drain at its finish rate
-        (the wait for a batch slot when the batch is full, which no prefill term explains)."""
+        started (its queue and what was sent since the scrape), and the batch it runs."""
         load = self.load
         hit = (load.prefix_hit_rate or 0.0) if load is not None else 0.0
         running = load.running if load is not None else self.in_flight
         waiting = load.waiting if load is not None else 0
-        drain = 0.0
         if load is not None:
             waiting += max(self.sent_since_scrape, self.in_flight - load.running - load.waiting)
-            if load.waiting > 0:
-                drain = waiting / max(load.requests_finished_per_s or 0.0, MIN_FINISH_RATE)
         return TtftInputs(
             self.queued_prefill_tokens + prompt_tokens * (1.0 - min(1.0, max(0.0, hit))),
-            max(0, waiting), max(0, running), drain,
+            max(0, waiting), max(0, running),
         )
 
     def available(self, now_s: float) -> bool:
@@ -291,25 +286,20 @@ def kv_claim_tokens(
     return math.ceil(prompt_tokens * (1.0 - hit)) + output
 
 
-MIN_FINISH_RATE = 0.5  # req/s: a stalled engine's queue drains no faster than this
-
-
 class TtftInputs(NamedTuple):
     """The load a request meets on arrival, the features TTFT is learned from."""
 
     prefill_tokens_ahead: float  # uncached prompt tokens to prefill before its first token
     requests_ahead: int  # requests the engine has not started (queued, or just sent)
     running: int  # the batch it joins (decode steps share the GPU with prefill)
-    queue_drain_s: float = 0.0  # requests ahead ÷ finish rate, while the engine queues
 
 
 @dataclass(frozen=True, slots=True)
 class TtftModel:
     """TTFT ≈ base + per-token × prefill ahead + per-request × requests ahead + per-running ×
-    batch + per-drain × queue drain time, fitted per backend on the gateway's own
-    measurements. `samples` counts the measurements it rests on; `error_p90` is the recent
-    90th percentile of |log(predicted ÷ measured)| of its predictions made before each
-    measurement."""
+    batch, fitted per backend on the gateway's own measurements. `samples` counts the
+    measurements it rests on; `error_p90` is the recent 90th percentile of
+    |log(predicted ÷ measured)| of its predictions made before each measurement."""
 
     base_s: float
     per_prefill_token_s: float
@@ -317,14 +307,12 @@ class TtftModel:
     per_running_s: float
     samples: int
     error_p90: float | None = None
-    per_drain_s: float = 0.0  # seconds per second of queue drain time
 
     def predict(self, inputs: TtftInputs, floor_s: float = 0.001) -> float:
         return max(floor_s, self.base_s
                    + self.per_prefill_token_s * inputs.prefill_tokens_ahead
                    + self.per_request_ahead_s * inputs.requests_ahead
-                   + self.per_running_s * inputs.running
-                   + self.per_drain_s * inputs.queue_drain_s)
+                   + self.per_running_s * inputs.running)
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,7 +93,6 @@ def _ttft_prediction(
             "per_1k_prefill_tokens_s": model.per_prefill_token_s * 1000,
             "per_request_ahead_s": model.per_request_ahead_s,
             "per_running_s": model.per_running_s,
-            "per_queue_drain_s": model.per_drain_s,
             "abs_log_error_p90": model.error_p90,
         },
     }

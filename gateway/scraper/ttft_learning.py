@@ -23,17 +23,16 @@ FORGETTING = 0.995  # each sample's weight decays by this per later sample (~200
 PRIOR_VARIANCE = 1e4  # wide: the first samples set the coefficients
 TOKEN_SCALE = 1000.0  # prefill tokens enter in thousands, keeping the features comparable
 ERROR_WINDOW = 128
-_FEATURES = 5
+_FEATURES = 4
 
 
 def _features(inputs: TtftInputs) -> list[float]:
     return [1.0, inputs.prefill_tokens_ahead / TOKEN_SCALE, float(inputs.requests_ahead),
-            float(inputs.running), inputs.queue_drain_s]
+            float(inputs.running)]
 
 
 class TtftLearner:
-    """Recursive least squares over (1, prefill k-tokens ahead, requests ahead, running,
-    queue drain seconds)."""
+    """Recursive least squares over (1, prefill k-tokens ahead, requests ahead, running)."""
 
     __slots__ = ("_errors", "_model", "_p", "_theta", "samples")
 
@@ -79,7 +78,7 @@ class TtftLearner:
             return None
         if self._model is not None:
             return self._model
-        base, per_token, per_request, per_running, per_drain = self._theta
+        base, per_token, per_request, per_running = self._theta
         self._model = TtftModel(
             base_s=max(0.0, base),
             per_prefill_token_s=max(0.0, per_token) / TOKEN_SCALE,
@@ -87,6 +86,5 @@ class TtftLearner:
             per_running_s=max(0.0, per_running),
             samples=self.samples,
             error_p90=percentile(self._errors, 0.90),
-            per_drain_s=max(0.0, per_drain),
         )
         return self._model

@@ -126,8 +126,7 @@ def test_the_learned_model_replaces_the_prior_and_reports_its_inputs():
     model = TtftModel(0.02, 0.0001, 0.05, 0.001, samples=50)
     s = state(model, running=4, waiting=1, queued_prefill_tokens=2000, prefix_hit_rate=0.5)
     latency = predict_latency(A, s, 1000)
-    # The engine queues one request and reports no finish rate: 2 s to drain at the floor.
-    assert latency.inputs == TtftInputs(2500.0, 1, 4, 2.0)
+    assert latency.inputs == TtftInputs(2500.0, 1, 4)
     assert latency.ttft_s == pytest.approx(0.02 + 0.25 + 0.05 + 0.004)
     assert latency.wait_s == pytest.approx(0.2 + 0.05 + 0.004)  # all but base and own prompt
     assert latency.learned_samples == 50

@@ -91,9 +91,8 @@ def test_the_fleet_view_shows_the_model_its_inputs_and_the_learned_means() -> No
     view = fleet_view({"a": {"state": state, "ttft_learned_samples": 60}}, policy)["a"]
     prediction = view["ttft_prediction"]
     assert prediction["source"] == "learned" and prediction["samples"] == 60
-    # The engine queues (1 waiting, no finish rate measured): 1 request ÷ 0.5 req/s to drain.
     assert prediction["inputs"] == {"prefill_tokens_ahead": 2000.0, "requests_ahead": 1,
-                                    "running": 5, "queue_drain_s": 2.0}
+                                    "running": 5}
     assert prediction["model"]["per_1k_prefill_tokens_s"] == 0.1
     # Base, 2,000 tokens ahead, one request ahead, five running.
     assert abs(prediction["predicted_ttft_s"] - (0.02 + 0.2 + 0.05 + 0.005)) < 1e-6
