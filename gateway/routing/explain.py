@@ -124,6 +124,16 @@ def render_table(result: dict[str, Any]) -> str:
         + ("   [redacted before leaving self_hosted]" if result["redact"] else ""),
         f"fallbacks  {', '.join(result['fallbacks']) or '-'}",
     ]
+    inputs = pred.get("ttft_inputs")
+    if inputs:
+        lines.append(
+            f"TTFT from  {inputs['source']} model ({inputs['samples']} samples): "
+            f"{inputs['prefill_tokens_ahead']} prefill tokens ahead, {inputs['requests_ahead']} "
+            f"requests ahead, {inputs['running']} running; {round(inputs['wait_s'] * 1000)} ms "
+            "of it is load"
+        )
+    if result.get("slo_miss"):
+        lines.append(f"SLO miss   {result['slo_miss']}")
     if result["rejected"]:
         width = max(len(r["backend"]) for r in result["rejected"])
         lines.append("rejected")

@@ -12,7 +12,7 @@ from gateway.classify.profiler import RequestClassifier, affinity_key
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.policy.loader import parse_policy
-from gateway.routing.explain import explain
+from gateway.routing.explain import explain, render_table
 from gateway.routing.fleet_view import fleet_view
 from gateway.types import (
     BackendLoad,
@@ -83,6 +83,10 @@ def test_policy_explain_shows_the_prediction_and_why_the_target_cannot_be_met() 
     assert inputs["prefill_tokens_ahead"] > 2000
     assert result["predicted"]["ttft_ms"] == round(inputs["ttft_s"] * 1000, 1)
     assert result["slo_miss"].startswith("no candidate predicted within 100 ms")
+    table = render_table(result)
+    assert "TTFT from  learned model (60 samples):" in table
+    assert "1 requests ahead, 5 running" in table
+    assert "SLO miss   no candidate predicted within 100 ms" in table
 
 
 def test_the_fleet_view_shows_the_model_its_inputs_and_the_learned_means() -> None:
