@@ -68,7 +68,9 @@ SAMPLE_EVERY_S = 1.0
 OTHER_LOAD_WARN_CORES = 0.3
 WARMUP_INDEX = 1_000_000  # warm-up and calibration requests come from other parts of the
 CALIBRATION_INDEX = 2_000_000  # workload stream than the measured ones
-DEFAULT_STRATEGIES = ("load_aware", "load_aware_nospill", "least_in_flight", "round_robin")
+DEFAULT_STRATEGIES = (
+    "load_aware", "load_aware_slo", "load_aware_nospill", "least_in_flight", "round_robin",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +96,10 @@ def parse_args(argv: list[str]) -> Options:
     parser.add_argument(
         "--strategies", nargs="+", default=list(DEFAULT_STRATEGIES), choices=sorted(STRATEGIES),
         metavar="NAME",
-        help=f"default: {' '.join(DEFAULT_STRATEGIES)}; diagnostic variants of load_aware: "
-        "load_aware_noaffinity, load_aware_nospill_noaffinity (affinity off), load_aware_slo "
-        "(slo.ttft_ms 500 on the rule), load_aware_maxwait (telemetry.max_waiting 4)",
+        help=f"default: {' '.join(DEFAULT_STRATEGIES)} (load_aware_slo: slo.ttft_ms 500 on "
+        "the rule); diagnostic variants of load_aware: load_aware_noaffinity, "
+        "load_aware_nospill_noaffinity (affinity off), load_aware_maxwait "
+        "(telemetry.max_waiting 4)",
     )
     parser.add_argument("--duration", type=float, default=15.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=5.0,

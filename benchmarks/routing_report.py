@@ -178,7 +178,8 @@ def detail_rows(runs: Sequence[RunSummary], backends: Sequence[str]) -> list[lis
 DIAGNOSIS_HEADERS = (
     "load", "strategy", "prefix-cache hit", "affinity decided", "sent to a saturated backend",
     "spilled because (per self-hosted candidate)", "predicted ÷ actual TTFT (median)",
-    "cores: gateway / whole benchmark / other work",
+    "predicted ÷ actual TTFT per self-hosted backend (median)", "|log(pred ÷ actual)| p90",
+    "SLO not promised", "cores: gateway / whole benchmark / other work",
 )
 
 
@@ -192,12 +193,18 @@ def diagnosis_rows(runs: Sequence[RunSummary]) -> list[list[str]]:
             reasons = ", ".join(f"{kind} {count / total * 100:.0f} %" for kind, count in
                                 sorted(d.spill_reasons.items(), key=lambda kv: -kv[1]))
         ratio = d.predicted_ttft_median_ratio if d else None
+        by_backend = (d.predicted_ttft_ratio_by_backend if d else None) or {}
+        per_backend = ", ".join(f"{name} {value:.2f}" for name, value in by_backend.items())
+        log_p90 = d.predicted_ttft_abs_log_p90 if d else None
         rows.append([
             f"{r.load_pct} %", r.strategy, _pct(r.prefix_hit),
             _pct(d.affinity / d.decisions) if d and d.decisions else "–",
             _pct(d.degraded_sends / d.decisions) if d and d.decisions else "–",
             reasons,
             f"{ratio:.2f}" if ratio is not None else "–",
+            per_backend or "–",
+            f"{log_p90:.2f}" if log_p90 is not None else "–",
+            _pct(d.slo_miss / d.decisions) if d and d.decisions else "–",
             f"{r.gateway_cores:.2f} / {r.bench_cores:.2f} / {r.other_cores:.2f}",
         ])
     return rows

@@ -6,9 +6,10 @@ they exchange is defined here, so each can be tested with plain values.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 # The client's JSON body. It travels through the gateway untouched (fields we do not route on
 # reach the backend as sent); only providers read or rewrite it.
@@ -255,6 +256,27 @@ class BackendState:
     prefill_tokens_per_s: float | None = None  # learned capacity: peak recent rates
     decode_tokens_per_s: float | None = None
     tokens_per_hour: float | None = None  # rolling measured throughput (prompt + output)
+    # Learned per backend (scraper/ttft_learning.py and the engine's counters), None until
+    # measured: TTFT as a function of the load, the mean reply length, the engine's fastest
+    # recent mean TTFT (its histogram over one scrape interval: the unloaded floor).
+    ttft_model: TtftModel | None = None
+    mean_generation_tokens: float | None = None
+    engine_ttft_floor_s: float | None = None
+
+    def ttft_inputs(self, prompt_tokens: int) -> TtftInputs:
+        """What a request sent now would find ahead of it: the gateway's own prompt tokens
+        not yet prefilled plus this prompt's uncached part, the requests the engine has not
+        started (its queue and what was sent since the scrape), and the batch it runs."""
+        load = self.load
+        hit = (load.prefix_hit_rate or 0.0) if load is not None else 0.0
+        running = load.running if load is not None else self.in_flight
+        waiting = load.waiting if load is not None else 0
+        if load is not None:
+            waiting += max(self.sent_since_scrape, self.in_flight - load.running - load.waiting)
+        return TtftInputs(
+            self.queued_prefill_tokens + prompt_tokens * (1.0 - min(1.0, max(0.0, hit))),
+            max(0, waiting), max(0, running),
+        )
 
     def available(self, now_s: float) -> bool:
         """False while the circuit is open, or half-open with its one probe out."""
@@ -263,6 +285,55 @@ class BackendState:
         if self.probing:
             return False
         return now_s >= self.retry_at_s
+
+
+# KV a request may claim when neither the client (max_tokens) nor the engine (its measured
+# mean reply length) says more: engines allocate KV as tokens are generated, so the typical
+# reply, not the context window, is the honest estimate.
+KV_OUTPUT_TOKENS_UNSET = 512
+
+
+def kv_claim_tokens(
+    prompt_tokens: int, max_output_tokens: int | None,
+    mean_generation_tokens: float | None = None, prefix_hit_rate: float | None = None,
+) -> int:
+    """KV tokens a request is expected to hold at its peak: the part of its prompt the
+    engine's prefix cache does not already hold (at the engine's measured hit rate), plus
+    the reply the engine's measured mean length predicts, never more than max_tokens."""
+    hit = min(1.0, max(0.0, prefix_hit_rate or 0.0))
+    output = max_output_tokens or KV_OUTPUT_TOKENS_UNSET
+    if mean_generation_tokens is not None and mean_generation_tokens > 0:
+        output = min(output, math.ceil(mean_generation_tokens))
+    return math.ceil(prompt_tokens * (1.0 - hit)) + output
+
+
+class TtftInputs(NamedTuple):
+    """The load a request meets on arrival, the features TTFT is learned from."""
+
+    prefill_tokens_ahead: float  # uncached prompt tokens to prefill before its first token
+    requests_ahead: int  # requests the engine has not started (queued, or just sent)
+    running: int  # the batch it joins (decode steps share the GPU with prefill)
+
+
+@dataclass(frozen=True, slots=True)
+class TtftModel:
+    """TTFT ≈ base + per-token × prefill ahead + per-request × requests ahead + per-running ×
+    batch, fitted per backend on the gateway's own measurements. `samples` counts the
+    measurements it rests on; `error_p90` is the recent 90th percentile of
+    |log(predicted ÷ measured)| of its predictions made before each measurement."""
+
+    base_s: float
+    per_prefill_token_s: float
+    per_request_ahead_s: float
+    per_running_s: float
+    samples: int
+    error_p90: float | None = None
+
+    def predict(self, inputs: TtftInputs, floor_s: float = 0.001) -> float:
+        return max(floor_s, self.base_s
+                   + self.per_prefill_token_s * inputs.prefill_tokens_ahead
+                   + self.per_request_ahead_s * inputs.requests_ahead
+                   + self.per_running_s * inputs.running)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +358,20 @@ class Rejection:
 
 
 @dataclass(frozen=True, slots=True)
+class PredictionNote:
+    """How the chosen backend's TTFT was predicted: by the learned model ("learned") or the
+    policy's prior ("prior"), from which inputs."""
+
+    source: str
+    ttft_s: float
+    wait_s: float  # the part of it due to load
+    prefill_tokens_ahead: int
+    requests_ahead: int
+    running: int
+    samples: int  # measurements the learned model rests on (0: prior only)
+
+
+@dataclass(frozen=True, slots=True)
 class RouteDecision:
     primary: Backend
     fallbacks: tuple[Backend, ...]
@@ -300,6 +385,10 @@ class RouteDecision:
     predicted_tpot_s: float = 0.0
     spilled: bool = False  # every regular candidate was saturated: served by a spill_to backend
     affinity: str | None = None  # "session" | "prefix" when affinity picked the replica
+    prediction: PredictionNote | None = None  # how the primary's TTFT was predicted
+    # Why the rule's latency target could not be promised: every candidate was predicted
+    # over it (the request went to the one predicted fastest); None when met or no target.
+    slo_miss: str | None = None
 
     @property
     def candidates(self) -> tuple[Backend, ...]:
@@ -368,6 +457,7 @@ class AuditEvent:
     baseline_cost_micro_usd: int | None = None
     tried: tuple[str, ...] = ()  # backends attempted, in order (fallbacks after the first)
     telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
+    slo_miss: str | None = None  # RouteDecision.slo_miss: why the TTFT target was not promised
     # Prompt and answer with sensitive spans already replaced: only for tenants that opted in
     # (store_content: redacted). Kept beside the row, outside its hash.
     content: AuditContent | None = None
@@ -389,3 +479,4 @@ class TelemetryNote:
     prefix_hit_rate: float | None = None
     in_flight: int = 0
     age_s: float | None = None  # how old the scrape was
+    prediction: PredictionNote | None = None  # how its TTFT was predicted

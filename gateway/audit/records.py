@@ -19,6 +19,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,6 +74,11 @@ def event_row(event: AuditEvent) -> Row:
                 ("in_flight", note.in_flight), ("age_s", note.age_s),
             ) if v is not None
         }
+        if note.prediction is not None:
+            # What the predicted TTFT (predicted_ttft_s) was computed from.
+            trace["telemetry"]["prediction"] = asdict(note.prediction)
+    if event.slo_miss is not None:
+        trace["slo_miss"] = event.slo_miss  # the rule's TTFT target could not be promised
     if event.sensitive_types:
         trace["types"] = list(event.sensitive_types)
     row: Row = {

@@ -281,10 +281,16 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
 
 def affinity_key(request: RouteRequest) -> bytes | None:
     """Stable across processes and replicas (unlike hash()), so every gateway replica sends
-    the same prefix to the same engine replica."""
+    the same prefix to the same engine replica. Only where a prefix can be shared: a session,
+    a completion prompt, or a chat of more than one message (a system prompt, a history)."""
     if request.session_id:
         return b"s:" + request.session_id.encode()
     if request.endpoint is Endpoint.EMBEDDINGS:
+        return None
+    messages = request.payload.get("messages") if request.endpoint is Endpoint.CHAT else None
+    if isinstance(messages, list) and len(messages) < 2:
+        # A lone message is the whole prompt: no other request shares its prefix, so
+        # pinning it to a replica would only spread load blind to capacity.
         return None
     text = prefix_text(request.endpoint is Endpoint.CHAT, request.payload, AFFINITY_PREFIX_CHARS)
     if not text:

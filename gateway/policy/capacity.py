@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from gateway.policy.schema import TelemetrySpec
-from gateway.types import Backend, BackendState
+from gateway.types import (
+    KV_OUTPUT_TOKENS_UNSET,
+    Backend,
+    BackendState,
+    TtftInputs,
+    kv_claim_tokens,
+)
 
-# KV a request may claim when the client sets no max_tokens: engines allocate KV as tokens are
-# generated, so the typical reply, not the context window, is the honest estimate.
-KV_OUTPUT_TOKENS_UNSET = 512
 DEFAULT_PREFILL_TOKENS_PER_S = 4000.0  # a conservative single-GPU prior, replaced when measured
 SERVICE_TOKENS = 256  # output length assumed for a queued request when nothing finished lately
 
@@ -53,8 +56,17 @@ class Pressure(NamedTuple):
 ROOM = Pressure(None, False, 1.0)
 
 
-def kv_need_tokens(prompt_tokens: int, max_output_tokens: int | None) -> int:
-    return prompt_tokens + (max_output_tokens or KV_OUTPUT_TOKENS_UNSET)
+def kv_need_tokens(
+    prompt_tokens: int, max_output_tokens: int | None, state: BackendState | None = None
+) -> int:
+    """KV a request will claim on a backend: without its state the worst case (prompt +
+    max_tokens); with it, the uncached prompt plus the backend's measured mean reply length,
+    bounded by max_tokens (kv_claim_tokens)."""
+    if state is None:
+        return prompt_tokens + (max_output_tokens or KV_OUTPUT_TOKENS_UNSET)
+    load = state.load
+    return kv_claim_tokens(prompt_tokens, max_output_tokens, state.mean_generation_tokens,
+                           load.prefix_hit_rate if load is not None else None)
 
 
 def kv_free_tokens(state: BackendState) -> int | None:
@@ -80,24 +92,34 @@ def queue_depth(backend: Backend, state: BackendState) -> tuple[int, int]:
     # engine had not counted yet (a scrape can land before a just-sent request is
     # scheduled): whatever the gauges say, those are on that engine.
     extra = max(state.sent_since_scrape, state.in_flight - running - waiting)
-    if waiting > 0:
-        waiting += extra  # the batch is full already: every new request queues
-    else:
-        running += extra
     slots = backend.max_num_seqs
-    if slots is not None and running > slots:
-        running, waiting = slots, waiting + running - slots
-    return running, waiting
+    if slots is None:
+        # Without the batch size, a queue is the only sign of a full batch.
+        if waiting > 0:
+            waiting += extra
+        else:
+            running += extra
+        return running, waiting
+    # With it, requests waiting while slots are free are behind a long prefill (the step's
+    # token budget), not short of a slot: the engine starts them within a few steps. New
+    # sends line up behind them, and whatever exceeds the slots waits for one.
+    total = running + waiting + extra
+    running = min(total, max(running, slots))
+    return running, total - running
 
 
 def queued_ahead(
     backend: Backend, state: BackendState, depth: tuple[int, int] | None = None
 ) -> int:
-    """How many requests a new one would wait behind (0: it starts at once). The batch is
-    full when the engine already queues, or when the known batch slots are all taken."""
+    """How many requests a new one would wait behind for a batch slot (0: it gets one at
+    once). With the batch size known, only requests beyond the free slots count; without it,
+    any queue means a full batch."""
     running, waiting = depth or queue_depth(backend, state)
-    if waiting > 0 or (backend.max_num_seqs is not None and running >= backend.max_num_seqs):
-        return waiting + 1
+    slots = backend.max_num_seqs
+    if slots is None:
+        return waiting + 1 if waiting > 0 else 0
+    if running + waiting >= slots:
+        return running + waiting - slots + 1
     return 0
 
 
@@ -133,6 +155,8 @@ class Latency(NamedTuple):
     ttft_s: float
     tpot_s: float
     wait_s: float  # the part of TTFT due to load (queue and prefill backlog), not hardware
+    inputs: TtftInputs | None = None  # the load the prediction read (None: no live state)
+    learned_samples: int = 0  # measurements behind the learned model; 0: the prior was used
 
 
 def predict_latency(
@@ -141,11 +165,14 @@ def predict_latency(
 ) -> Latency:
     """Predicted TTFT and time per output token, and how much of the TTFT is load.
 
-    Without engine metrics: the gateway's measured EWMA, else the policy's priors. With them:
-    the prior as the unloaded floor, plus the time to drain the engine's queue (waiting ÷ the
-    measured finish rate, Little's law) and to prefill what is queued ahead plus this prompt
-    at the measured prefill rate; per-token time is the batch size over the measured decode
-    rate, never below the floor.
+    Without engine metrics: the gateway's measured EWMA, else the policy's priors. With them,
+    once the backend's TTFT model has learned from enough of the gateway's measurements: that
+    model applied to the load a request meets now (prefill tokens ahead, requests ahead,
+    running batch). Until then the prior: the unloaded TTFT (the engine's fastest recent mean
+    when lower than the policy's), plus the time to drain the requests waiting for a batch
+    slot (Little's law on the measured finish rate) and to prefill what is queued ahead plus
+    this prompt. Per-token time is the batch size over the measured decode rate, never below
+    the floor.
     """
     if state is None:
         return Latency(backend.ttft_s, backend.tpot_s, 0.0)
@@ -154,21 +181,32 @@ def predict_latency(
         return Latency(state.ttft_s or backend.ttft_s, state.tpot_s or backend.tpot_s, 0.0)
     depth = depth or queue_depth(backend, state)
     running = depth[0]
+    tpot_floor = min(backend.tpot_s, load.itl_s) if load.itl_s else backend.tpot_s
+    tpot = tpot_floor
+    if state.decode_tokens_per_s and running:
+        tpot = max(tpot_floor, (running + 1) / state.decode_tokens_per_s)
+    inputs = state.ttft_inputs(prompt_tokens)
+    model = state.ttft_model
+    if model is not None:
+        ttft = model.predict(inputs)
+        unloaded = model.predict(TtftInputs(inputs.prefill_tokens_ahead
+                                            - state.queued_prefill_tokens, 0, 0))
+        return Latency(ttft, tpot, max(0.0, ttft - unloaded), inputs, model.samples)
     waiting = queued_ahead(backend, state, depth)
     prefill_rate = max(
         state.prefill_tokens_per_s or 0.0,
         backend.prefill_tokens_per_s or DEFAULT_PREFILL_TOKENS_PER_S,
     )
-    tpot_floor = min(backend.tpot_s, load.itl_s) if load.itl_s else backend.tpot_s
-    tpot = tpot_floor
-    if state.decode_tokens_per_s and running:
-        tpot = max(tpot_floor, (running + 1) / state.decode_tokens_per_s)
+    base = backend.ttft_s
+    if state.engine_ttft_floor_s is not None:
+        base = min(base, state.engine_ttft_floor_s)
     queue_s = 0.0
     if waiting:
         finish_rate = load.requests_finished_per_s
         if finish_rate:
             queue_s = waiting / finish_rate
         else:  # nothing finished lately: each queued request waits out a typical reply
-            queue_s = waiting * (backend.ttft_s + tpot * SERVICE_TOKENS) / max(running, 1)
+            queue_s = waiting * (base + tpot * SERVICE_TOKENS) / max(running, 1)
     wait = queue_s + state.queued_prefill_tokens / prefill_rate
-    return Latency(backend.ttft_s + wait + prompt_tokens / prefill_rate, tpot, wait)
+    own = (inputs.prefill_tokens_ahead - state.queued_prefill_tokens) / prefill_rate
+    return Latency(base + wait + own, tpot, wait, inputs)

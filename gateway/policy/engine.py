@@ -14,7 +14,9 @@
    full for the request, engine queue over the limit, stale metrics, or a predicted miss of
    the rule's latency targets. Only stale metrics under `on_stale: fail_closed` exclude.
    When no regular candidate is left, the rule's `spill_to` backends (typically an external
-   API) are tried first, under the same hard filters.
+   API) are tried first, under the same hard filters. Under a TTFT target the degraded of
+   both go least bad first, and when none is predicted within the target the decision says
+   why (`slo_miss`).
 5. The rule's fallbacks (which must pass the same hard filters: sensitive data never leaks
    through a fallback) follow.
 """
@@ -33,6 +35,7 @@ from gateway.policy.token_counting import prompt_tokens_for
 from gateway.types import (
     Backend,
     FleetSnapshot,
+    PredictionNote,
     Profile,
     Rejection,
     RouteDecision,
@@ -92,7 +95,7 @@ def decide(
 
     output = expected_output_tokens(profile)
     live = fleet if load_aware or rule.backends is not None else _health_only(fleet)
-    good, degraded = _triage(fits, rule, profile, live, policy, output, rejected)
+    good, judged = _triage(fits, rule, profile, live, policy, output, rejected)
     spilled = False
     if not good and rule.spill_to:
         present = {b.name for b in pool}
@@ -103,8 +106,13 @@ def decide(
             )
         ]
         good, more = _triage(spill, rule, profile, live, policy, output, rejected)
-        degraded += more
+        # Under a latency target, the least bad of home and spill-over goes first (the one
+        # predicted fastest among the equally degraded); otherwise home before spill-over.
+        judged = sorted(judged + more, key=_first_two) if rule.ttft_s is not None else (
+            judged + more
+        )
         spilled = bool(good)
+    degraded = [p for _, _, p in judged]
 
     if good and (balanced or rule.objective is not None):
         start = rotation % len(good)  # equal candidates keep taking turns
@@ -139,6 +147,9 @@ def decide(
     best = next((p for p in good + degraded if p.backend is first), None) or predict(
         first, profile, fleet.backends.get(first.name), output
     )
+    slo_miss = None
+    if rule.ttft_s is not None and best.ttft_s > rule.ttft_s:
+        slo_miss = _slo_miss(rule.ttft_s, best, rejected)
     return RouteDecision(
         primary=first,
         fallbacks=tuple(ordered[1:]),
@@ -152,7 +163,33 @@ def decide(
         predicted_tpot_s=best.tpot_s,
         spilled=spilled,
         affinity=affinity,
+        prediction=prediction_note(best),
+        slo_miss=slo_miss,
     )
+
+
+def prediction_note(p: Prediction) -> PredictionNote | None:
+    """How a TTFT was predicted, for the audit row, /admin/fleet and `policy explain`."""
+    if p.inputs is None:
+        return None
+    return PredictionNote(
+        source="learned" if p.learned_samples else "prior",
+        ttft_s=round(p.ttft_s, 6),
+        wait_s=round(p.wait_s, 6),
+        prefill_tokens_ahead=round(p.inputs.prefill_tokens_ahead),
+        requests_ahead=p.inputs.requests_ahead,
+        running=p.inputs.running,
+        samples=p.learned_samples,
+    )
+
+
+def _slo_miss(target_s: float, best: Prediction, rejected: list[Rejection]) -> str:
+    """Why no candidate could be promised the target: each one's reason, in one line."""
+    why = "; ".join(f"{r.backend}: {r.reason}" for r in rejected
+                    if not r.reason.startswith(POLICY_EXCLUSIONS))
+    return (f"no candidate predicted within {round(target_s * 1000)} ms; sent to "
+            f"{best.backend.name} at {round(best.ttft_s * 1000)} ms predicted"
+            + (f" ({why})" if why else ""))[:500]
 
 
 def _triage(
@@ -163,7 +200,7 @@ def _triage(
     policy: PolicySet,
     output: int,
     rejected: list[Rejection],
-) -> tuple[list[Prediction], list[Prediction]]:
+) -> tuple[list[Prediction], list[tuple[int, float, Prediction]]]:
     """Split candidates into those that can take the request now and the degraded: circuit
     open, saturated (KV, queue), stale metrics or predicted to miss the SLO. The degraded are
     tried last rather than dropped; only fail-closed staleness removes a backend outright."""
@@ -181,16 +218,19 @@ def _triage(
             # The engine's queue, computed once for both the pressure and the prediction.
             depth = queue_depth(backend, state) if state.load is not None else None
             need_kv = kv_need_tokens(prompt_tokens_for(backend, profile),
-                                     profile.max_output_tokens)
+                                     profile.max_output_tokens, state)
             pressure = assess(backend, state, need_kv, now, telemetry, depth)
         prediction = predict(backend, profile, state, output, pressure, depth)
         if pressure.hard:
             rejected.append(Rejection(backend.name, f"{pressure.saturated} (fail closed)"))
             continue
+        # Least bad first: predicted over a latency target but able to start now (0), then
+        # queueing for a slot or stale (1), KV full (2), circuit open (3). A backend merely
+        # slower than the target must never lose to one where the request would queue.
         reason = pressure.saturated
-        severity = 1 if reason is not None and pressure.headroom == 0.0 else 0  # KV full: 1
+        severity = 0 if reason is None else 2 if pressure.headroom == 0.0 else 1
         if state is not None and not state.available(now):
-            reason, severity = f"unhealthy: circuit {state.circuit}", 2
+            reason, severity = f"unhealthy: circuit {state.circuit}", 3
         elif reason is None and rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
             reason = (f"predicted TTFT {round(prediction.ttft_s * 1000)} ms over target "
                       f"{round(rule.ttft_s * 1000)} ms")
@@ -203,7 +243,7 @@ def _triage(
             degraded.append((severity, prediction.ttft_s, prediction))
             rejected.append(Rejection(backend.name, reason))
     degraded.sort(key=_first_two)
-    return good, [p for _, _, p in degraded]
+    return good, degraded  # (severity, predicted TTFT, prediction), least bad first
 
 
 def _with_affinity(

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from gateway.policy.capacity import ROOM, Pressure, predict_latency
 from gateway.policy.rules import Objective
 from gateway.policy.token_counting import prompt_tokens_for
-from gateway.types import Backend, BackendState, Profile
+from gateway.types import Backend, BackendState, Profile, TtftInputs
 
 TYPICAL_OUTPUT_TOKENS = 256
 
@@ -28,6 +28,8 @@ class Prediction(NamedTuple):
     pressure: Pressure = ROOM
     wait_s: float = 0.0  # load-induced part of the TTFT
     in_flight: int = 0  # the gateway's own requests there now
+    inputs: TtftInputs | None = None  # the load the TTFT prediction read
+    learned_samples: int = 0  # 0: the prior predicted the TTFT, else the learned model
 
 
 def expected_output_tokens(profile: Profile) -> int:
@@ -49,9 +51,14 @@ def predict(
     if state is None:
         ttft, tpot = backend.ttft_s, backend.tpot_s
         return Prediction(backend, cost, ttft, tpot, ttft + tpot * output, pressure)
-    ttft, tpot, wait = predict_latency(backend, state, prompt, depth)
+    # In the gateway's own token count, as the fleet counts the prefill queued ahead and the
+    # TTFT model learned it (the backend's tokenizer only prices the request).
+    ttft, tpot, wait, inputs, samples = predict_latency(
+        backend, state, profile.prompt_tokens, depth
+    )
     return Prediction(
-        backend, cost, ttft, tpot, ttft + tpot * output, pressure, wait, state.in_flight
+        backend, cost, ttft, tpot, ttft + tpot * output, pressure, wait, state.in_flight,
+        inputs, samples,
     )
 
 

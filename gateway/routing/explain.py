@@ -6,6 +6,7 @@ decide steps as the request path, so what it says is what the gateway would do.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from gateway.budget.pricing import format_usd
@@ -51,7 +52,10 @@ async def explain(
             "cost_usd": format_usd(decision.predicted_cost_micro_usd),
             "ttft_ms": round(decision.predicted_ttft_s * 1000, 1),
             "total_ms": round(decision.predicted_total_s * 1000, 1),
+            # What the TTFT was computed from (null without live telemetry).
+            "ttft_inputs": asdict(decision.prediction) if decision.prediction else None,
         },
+        "slo_miss": decision.slo_miss,
         "rejected": [{"backend": r.backend, "reason": r.reason} for r in decision.rejected],
     }
     return out
@@ -120,6 +124,16 @@ def render_table(result: dict[str, Any]) -> str:
         + ("   [redacted before leaving self_hosted]" if result["redact"] else ""),
         f"fallbacks  {', '.join(result['fallbacks']) or '-'}",
     ]
+    inputs = pred.get("ttft_inputs")
+    if inputs:
+        lines.append(
+            f"TTFT from  {inputs['source']} model ({inputs['samples']} samples): "
+            f"{inputs['prefill_tokens_ahead']} prefill tokens ahead, {inputs['requests_ahead']} "
+            f"requests ahead, {inputs['running']} running; {round(inputs['wait_s'] * 1000)} ms "
+            "of it is load"
+        )
+    if result.get("slo_miss"):
+        lines.append(f"SLO miss   {result['slo_miss']}")
     if result["rejected"]:
         width = max(len(r["backend"]) for r in result["rejected"])
         lines.append("rejected")

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.budget.pricing import effective_price
-from gateway.policy.capacity import kv_free_tokens, queue_depth
+from gateway.policy.capacity import kv_free_tokens, predict_latency, queue_depth
 from gateway.policy.loader import PolicySet
-from gateway.types import BackendState
+from gateway.scraper.ttft_learning import MIN_SAMPLES
+from gateway.types import Backend, BackendState
 
 
 def fleet_view(
@@ -64,6 +65,34 @@ def fleet_view(
             "scrape_error": info.get("scrape_error"),
             "scrape_failures": info.get("scrape_failures", 0),
             "latency_samples": info.get("samples", 0),
+            # How a TTFT is predicted here: the learned model and its inputs now (a request
+            # of no prompt of its own), or the prior until enough measurements exist.
+            "ttft_prediction": _ttft_prediction(backend, state, info),
+            "mean_generation_tokens": state.mean_generation_tokens,
+            "engine_ttft_floor_s": state.engine_ttft_floor_s,
             **{k: v for k, v in info.items() if k.startswith(("ttft_p", "tpot_p"))},
         }
     return out
+
+
+def _ttft_prediction(
+    backend: Backend, state: BackendState, info: dict[str, object]
+) -> dict[str, Any]:
+    model = state.ttft_model
+    latency = predict_latency(backend, state, 0)
+    inputs = latency.inputs
+    return {
+        "source": "learned" if model is not None else "prior",
+        "samples": info.get("ttft_learned_samples", 0),
+        "min_samples": MIN_SAMPLES,
+        "predicted_ttft_s": round(latency.ttft_s, 6),
+        "wait_s": round(latency.wait_s, 6),
+        "inputs": inputs._asdict() if inputs is not None else None,
+        "model": None if model is None else {
+            "base_s": model.base_s,
+            "per_1k_prefill_tokens_s": model.per_prefill_token_s * 1000,
+            "per_request_ahead_s": model.per_request_ahead_s,
+            "per_running_s": model.per_running_s,
+            "abs_log_error_p90": model.error_p90,
+        },
+    }

@@ -112,23 +112,29 @@ def audit_event(
         prompt_tokens_exact=profile.prompt_tokens_exact,
         baseline_cost_micro_usd=baseline_cost_micro_usd,
         tried=tuple(trace.tried),
-        telemetry=_telemetry_note(trace.snapshot, backend),
+        telemetry=_telemetry_note(trace.snapshot, backend, decision),
+        slo_miss=decision.slo_miss if decision else None,
         content=content,
     )
 
 
 def _telemetry_note(
-    snapshot: FleetSnapshot | None, backend: Backend | None
+    snapshot: FleetSnapshot | None, backend: Backend | None,
+    decision: RouteDecision | None = None,
 ) -> TelemetryNote | None:
     if snapshot is None or backend is None:
         return None
     state = snapshot.backends.get(backend.name)
     if state is None:
         return None
+    # The prediction describes the primary; a fallback's note keeps only its load.
+    primary = decision is not None and decision.primary is backend
+    prediction = decision.prediction if primary and decision else None
     load = state.load
     if load is None:
-        return TelemetryNote(in_flight=state.in_flight)
+        return TelemetryNote(in_flight=state.in_flight, prediction=prediction)
     return TelemetryNote(
+        prediction=prediction,
         running=load.running,
         waiting=load.waiting,
         kv_usage=load.kv_usage,

@@ -20,11 +20,13 @@ from dataclasses import dataclass
 
 from gateway.scraper.breaker import BreakerConfig, CircuitBreaker
 from gateway.scraper.latency import LatencyStats
-from gateway.types import BackendLoad, BackendState, FleetSnapshot
+from gateway.scraper.ttft_learning import TtftLearner
+from gateway.types import BackendLoad, BackendState, FleetSnapshot, TtftInputs, kv_claim_tokens
 
 PEAK_WINDOW_SCRAPES = 120  # learned capacity = the best rate seen over the last ~2 minutes
 THROUGHPUT_WINDOW_S = 900.0  # effective price: tokens per hour over the last 15 minutes
 MIN_THROUGHPUT_WINDOW_S = 60.0
+GENERATION_EWMA_ALPHA = 0.1  # mean reply length: per scrape interval, smoothed over ~10 s
 
 
 class Ticket:
@@ -33,6 +35,7 @@ class Ticket:
     __slots__ = (
         "backend",
         "done",
+        "inputs",
         "kv_tokens",
         "prefilling",
         "prompt_tokens",
@@ -40,8 +43,12 @@ class Ticket:
         "since_scrape",
     )
 
-    def __init__(self, backend: str, sent_at_s: float, prompt_tokens: int, kv_tokens: int):
+    def __init__(
+        self, backend: str, sent_at_s: float, prompt_tokens: int, kv_tokens: int,
+        inputs: TtftInputs | None = None,
+    ):
         self.backend = backend
+        self.inputs = inputs  # the load it met when sent: what its TTFT is learned against
         self.sent_at_s = sent_at_s
         self.prompt_tokens = prompt_tokens
         self.kv_tokens = kv_tokens
@@ -54,6 +61,7 @@ class Ticket:
 class _Backend:
     breaker: CircuitBreaker
     latency: LatencyStats
+    ttft: TtftLearner
     load: BackendLoad | None = None
     scrape_error: str | None = None
     scrape_failures: int = 0
@@ -71,6 +79,9 @@ class _Backend:
     prefill_peak: float | None = None
     decode_peak: float | None = None
     tokens_per_hour: float | None = None
+    mean_generation_tokens: float | None = None  # engine counters: tokens ÷ finished requests
+    engine_ttft_means: deque[float] | None = None
+    engine_ttft_floor: float | None = None
 
 
 class FleetState:
@@ -94,9 +105,17 @@ class FleetState:
         return FleetSnapshot(self._states, self._clock())
 
     def dispatched(self, backend: str, prompt_tokens: int, kv_tokens: int) -> Ticket:
+        """`kv_tokens`: the most KV the request may claim (prompt + max_tokens); what is held
+        against the engine's free KV is the expected claim (kv_claim_tokens), bounded by it."""
         entry = self._entry(backend)
         now = self._clock()
-        ticket = Ticket(backend, now, prompt_tokens, kv_tokens)
+        load = entry.load
+        kv_tokens = min(kv_tokens, kv_claim_tokens(
+            prompt_tokens, max(1, kv_tokens - prompt_tokens), entry.mean_generation_tokens,
+            load.prefix_hit_rate if load is not None else None,
+        ))
+        inputs = _state_of(entry).ttft_inputs(prompt_tokens)
+        ticket = Ticket(backend, now, prompt_tokens, kv_tokens, inputs)
         entry.breaker.on_dispatch(now)
         entry.in_flight += 1
         entry.in_flight_kv_tokens += kv_tokens
@@ -108,11 +127,16 @@ class FleetState:
         return ticket
 
     def first_token(self, ticket: Ticket) -> None:
+        """The stream's first token arrived: its prefill is done, and its TTFT (from this
+        attempt's send) teaches the backend's TTFT model at once, not when the stream ends,
+        so the model follows a burst while it happens."""
         if ticket.prefilling and not ticket.done:
             ticket.prefilling = False
             entry = self._backends.get(ticket.backend)
             if entry is not None:
                 entry.queued_prefill_tokens -= ticket.prompt_tokens
+                if ticket.inputs is not None:
+                    entry.ttft.observe(ticket.inputs, self._clock() - ticket.sent_at_s)
                 self._dirty.add(ticket.backend)
 
     def succeeded(self, ticket: Ticket, ttft_s: float | None, tpot_s: float | None) -> None:
@@ -176,6 +200,7 @@ class FleetState:
                 "scrape_error": entry.scrape_error,
                 "scrape_failures": entry.scrape_failures,
                 "samples": entry.latency.samples,
+                "ttft_learned_samples": entry.ttft.samples,
                 **entry.latency.percentiles(),
             }
         return out
@@ -184,7 +209,8 @@ class FleetState:
     def _entry(self, backend: str) -> _Backend:
         entry = self._backends.get(backend)
         if entry is None:
-            entry = _Backend(CircuitBreaker(self._breaker_config), LatencyStats())
+            entry = _Backend(CircuitBreaker(self._breaker_config), LatencyStats(),
+                             TtftLearner())
             self._backends[backend] = entry
         return entry
 
@@ -220,6 +246,7 @@ class FleetState:
         if load.generation_tokens_per_s is not None:
             entry.decode_peaks.append(load.generation_tokens_per_s)
             entry.decode_peak = _peak(entry.decode_peaks)
+        _learn_engine_means(entry, load)
         if load.interval_s and load.prompt_tokens_per_s is not None:
             if entry.tokens_window is None:
                 entry.tokens_window = deque()
@@ -268,7 +295,28 @@ def _state_of(entry: _Backend) -> BackendState:
         prefill_tokens_per_s=entry.prefill_peak,
         decode_tokens_per_s=entry.decode_peak,
         tokens_per_hour=entry.tokens_per_hour,
+        ttft_model=entry.ttft.model(),
+        mean_generation_tokens=entry.mean_generation_tokens,
+        engine_ttft_floor_s=entry.engine_ttft_floor,
     )
+
+
+def _learn_engine_means(entry: _Backend, load: BackendLoad) -> None:
+    """From the engine's counters and histograms over one scrape interval: the mean reply
+    length (generated tokens ÷ finished requests, smoothed; tokens of requests still running
+    even out over intervals) and the fastest recent mean TTFT (the unloaded floor)."""
+    finished, generated = load.requests_finished_per_s, load.generation_tokens_per_s
+    if finished and generated is not None and finished > 0:
+        sample = generated / finished
+        current = entry.mean_generation_tokens
+        entry.mean_generation_tokens = sample if current is None else (
+            current + GENERATION_EWMA_ALPHA * (sample - current)
+        )
+    if load.ttft_s is not None and load.ttft_s > 0:
+        if entry.engine_ttft_means is None:
+            entry.engine_ttft_means = deque(maxlen=PEAK_WINDOW_SCRAPES)
+        entry.engine_ttft_means.append(load.ttft_s)
+        entry.engine_ttft_floor = min(entry.engine_ttft_means)
 
 
 def _peak(samples: deque[float] | None) -> float | None:

@@ -150,16 +150,16 @@ def test_prefix_affinity_is_sticky_and_bounded_by_load():
 def test_predicted_ttft_grows_with_the_engine_queue_and_prefill_backlog():
     policy = parse_policy(POLICY)
     backend = policy.backends["a"]
-    idle_ttft, _, idle_wait = predict_latency(backend, state(), 1000)
-    queued_ttft, _, queued_wait = predict_latency(
+    idle = predict_latency(backend, state(), 1000)
+    queued = predict_latency(
         backend, state(running=4, waiting=6, requests_finished_per_s=2.0), 1000
     )
     # Behind 6 waiting (7th in line) with 2 finishing per second.
-    assert queued_ttft == pytest.approx(idle_ttft + 3.5)
-    assert idle_wait == 0 and queued_wait == pytest.approx(3.5)
-    backlog_ttft, _, _ = predict_latency(backend, state(queued_prefill_tokens=8000), 1000)
-    assert backlog_ttft == pytest.approx(idle_ttft + 2.0)  # 8,000 tokens at the 4,000/s prior
-    _, tpot, _ = predict_latency(backend, state(running=3, decode_tokens_per_s=40.0), 10)
+    assert queued.ttft_s == pytest.approx(idle.ttft_s + 3.5)
+    assert idle.wait_s == 0 and queued.wait_s == pytest.approx(3.5)
+    backlog = predict_latency(backend, state(queued_prefill_tokens=8000), 1000)
+    assert backlog.ttft_s == pytest.approx(idle.ttft_s + 2.0)  # 8,000 tokens at 4,000/s prior
+    tpot = predict_latency(backend, state(running=3, decode_tokens_per_s=40.0), 10).tpot_s
     assert tpot == pytest.approx(0.1)  # 4 sequences sharing 40 tokens/s
 
 

@@ -1,0 +1,166 @@
+"""Admission that reads the engine as it is: a queue behind a long prefill with free batch
+slots is not saturation, KV claims use the measured reply length and the prefix cache, the
+learned TTFT model replaces the prior, and an SLO rule says when it cannot keep its promise."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.policy.capacity import (
+    TelemetryPolicy,
+    assess,
+    kv_need_tokens,
+    predict_latency,
+    queue_depth,
+    queued_ahead,
+)
+from gateway.policy.engine import decide
+from gateway.policy.loader import parse_policy
+from gateway.types import (
+    BackendLoad,
+    BackendState,
+    Endpoint,
+    FleetSnapshot,
+    Profile,
+    RouteRequest,
+    TenantContext,
+    TtftInputs,
+    TtftModel,
+    kv_claim_tokens,
+)
+
+POLICY = """\
+version: 1
+backends:
+  - {name: a, provider: vllm, base_url: "http://127.0.0.1:9001/v1", model: m,
+     context_window: 32768, gpu: {type: L4, hourly_usd: 1}, max_num_seqs: 8}
+  - {name: b, provider: vllm, base_url: "http://127.0.0.1:9002/v1", model: m,
+     context_window: 32768, gpu: {type: L4, hourly_usd: 1}, max_num_seqs: 8}
+  - {name: api, provider: openai, base_url: "https://api.example.com/v1", model: gpt,
+     zone: external, context_window: 128000, price_per_mtok_usd: {input: 2.5, output: 10},
+     latency: {ttft_ms: 400, tpot_ms: 20}}
+models:
+  auto: [a, b]
+rules:
+  - name: private
+    when: {sensitivity: [pii, secret, phi]}
+    allow_zones: [self_hosted]
+  - name: fast
+    slo: {ttft_ms: 500}
+    spill_to: [api]
+"""
+NOW = 100.0
+TENANT = TenantContext("t1", "acme", "k1")
+policy = parse_policy(POLICY)
+A = policy.backends["a"]
+
+
+def state(model: TtftModel | None = None, **fields: object) -> BackendState:
+    own = {k: fields.pop(k) for k in list(fields) if k in BackendState.__slots__}
+    values: dict[str, object] = {"engine": "vllm", "running": 0, "waiting": 0,
+                                 "kv_usage": 0.1, "kv_capacity_tokens": 100_000}
+    values.update(fields)
+    return BackendState(load=BackendLoad(scraped_at_s=NOW - 0.5, **values),  # type: ignore[arg-type]
+                        ttft_model=model, **own)  # type: ignore[arg-type]
+
+
+def route(fleet: dict[str, BackendState], profile: Profile | None = None):
+    request = RouteRequest("r", Endpoint.CHAT, "auto", {"model": "auto"})
+    return decide(request, profile or Profile(1000, 200), TENANT, FleetSnapshot(fleet, NOW),
+                  policy)
+
+
+def test_a_queue_behind_a_long_prefill_with_free_slots_is_not_saturation():
+    # 2 running, 3 waiting on the step's prefill budget, 8 slots: all 5 have slots.
+    behind_prefill = state(running=2, waiting=3)
+    assert queue_depth(A, behind_prefill) == (5, 0)
+    assert queued_ahead(A, behind_prefill) == 0
+    assert assess(A, behind_prefill, 100, NOW, TelemetryPolicy()).saturated is None
+    # A full batch is: 8 running and one waiting puts a new request 2nd in line.
+    full = state(running=8, waiting=1)
+    assert queued_ahead(A, full) == 2
+    assert "wait behind 1 queued" in str(assess(A, full, 100, NOW, TelemetryPolicy()).saturated)
+
+
+def test_without_a_known_batch_size_a_queue_still_means_a_full_batch():
+    no_slots = parse_policy(POLICY.replace(", max_num_seqs: 8}", "}")).backends["a"]
+    assert queued_ahead(no_slots, state(running=2, waiting=3)) == 4
+    assert queued_ahead(no_slots, state(running=2, waiting=0, sent_since_scrape=3)) == 0
+
+
+@given(running=st.integers(0, 20), waiting=st.integers(0, 20), sent=st.integers(0, 10),
+       in_flight=st.integers(0, 40))
+def test_queue_depth_keeps_every_request_and_never_overfills_the_batch(
+    running: int, waiting: int, sent: int, in_flight: int
+) -> None:
+    s = state(running=running, waiting=waiting, sent_since_scrape=sent, in_flight=in_flight)
+    run, wait = queue_depth(A, s)
+    assert run + wait == running + waiting + max(sent, in_flight - running - waiting)
+    assert run <= max(8, running) and wait >= 0
+    assert (queued_ahead(A, s) == 0) == (run + wait < 8)
+
+
+@given(prompt=st.integers(0, 50_000), max_out=st.one_of(st.none(), st.integers(1, 8192)),
+       mean=st.one_of(st.none(), st.floats(0.5, 5000)), hit=st.one_of(st.none(), st.floats(0, 1)))
+def test_kv_claim_is_bounded_by_the_worst_case_and_by_max_tokens(
+    prompt: int, max_out: int | None, mean: float | None, hit: float | None
+) -> None:
+    claim = kv_claim_tokens(prompt, max_out, mean, hit)
+    assert claim <= kv_need_tokens(prompt, max_out)  # never above prompt + max_tokens
+    assert claim - prompt <= (max_out or 512)
+    assert claim >= 1 or prompt == 0 or hit == 1.0
+
+
+def test_kv_need_uses_the_measured_reply_length_and_discounts_cached_prefix():
+    s = state(prefix_hit_rate=0.75, mean_generation_tokens=40.0)
+    assert kv_need_tokens(1000, 512, s) == 250 + 40
+    assert kv_need_tokens(1000, 16, s) == 250 + 16  # max_tokens bounds the reply
+    assert kv_need_tokens(1000, 512) == 1512  # no state: the worst case
+    # 1,300 free of which the old claim (prompt + max_tokens) would not fit, the expected does.
+    tight = state(kv_usage=0.987, prefix_hit_rate=0.75, mean_generation_tokens=40.0)
+    assert assess(A, tight, kv_need_tokens(1000, 512, tight), NOW, TelemetryPolicy()).saturated \
+        is None
+
+
+def test_the_learned_model_replaces_the_prior_and_reports_its_inputs():
+    model = TtftModel(0.02, 0.0001, 0.05, 0.001, samples=50)
+    s = state(model, running=4, waiting=1, queued_prefill_tokens=2000, prefix_hit_rate=0.5)
+    latency = predict_latency(A, s, 1000)
+    assert latency.inputs == TtftInputs(2500.0, 1, 4)
+    assert latency.ttft_s == pytest.approx(0.02 + 0.25 + 0.05 + 0.004)
+    assert latency.wait_s == pytest.approx(0.2 + 0.05 + 0.004)  # all but base and own prompt
+    assert latency.learned_samples == 50
+    prior = predict_latency(A, state(running=4), 1000)
+    assert prior.learned_samples == 0 and prior.inputs == TtftInputs(1000.0, 0, 4)
+
+
+def test_the_engines_fastest_mean_ttft_lowers_the_prior_floor():
+    assert predict_latency(A, state(), 0).ttft_s == pytest.approx(A.ttft_s)
+    assert predict_latency(A, state(engine_ttft_floor_s=0.03), 0).ttft_s == pytest.approx(0.03)
+    assert predict_latency(A, state(engine_ttft_floor_s=5.0), 0).ttft_s == pytest.approx(A.ttft_s)
+
+
+def test_an_slo_rule_keeps_backends_predicted_within_its_target():
+    model = TtftModel(0.03, 0.0001, 0.2, 0.0, samples=80)
+    decision = route({"a": state(model, waiting=0, running=2), "b": state(model, running=2)})
+    assert decision.primary.name in {"a", "b"} and not decision.spilled
+    assert decision.slo_miss is None
+    note = decision.prediction
+    assert note is not None and note.source == "learned" and note.samples == 80
+    assert note.ttft_s == pytest.approx(decision.predicted_ttft_s, abs=1e-6)
+
+
+def test_an_slo_rule_spills_when_home_is_predicted_over_target_and_says_so_when_all_are():
+    model = TtftModel(0.03, 0.0001, 0.2, 0.0, samples=80)
+    # Free slots (not saturated), but 4 and 5 requests still to start ahead of this one.
+    busy = {"a": state(model, running=3, waiting=4), "b": state(model, running=2, waiting=5)}
+    spilled = route(busy)
+    assert spilled.primary.name == "api" and spilled.spilled and spilled.slo_miss is None
+    assert any("over target 500 ms" in r.reason for r in spilled.rejected)
+    slow_api = {**busy, "api": BackendState(ttft_s=0.9)}
+    missed = route(slow_api)
+    assert missed.slo_miss is not None
+    assert missed.slo_miss.startswith("no candidate predicted within 500 ms")
+    assert "a: predicted TTFT" in missed.slo_miss and "api: predicted TTFT" in missed.slo_miss
+    # The least bad is chosen: the API at 900 ms beats 955 ms and 1,155 ms at home.
+    assert missed.primary.name == "api"

@@ -1,0 +1,140 @@
+"""The online TTFT model: it recovers how a backend's TTFT grows with its load, stays on the
+prior until it has enough samples, and stays finite however long the load stays constant."""
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.scraper.fleet import FleetState
+from gateway.scraper.ttft_learning import MIN_SAMPLES, TtftLearner
+from gateway.types import BackendLoad, TtftInputs, TtftModel
+
+
+def true_ttft(base: float, per_k: float, per_req: float, per_run: float, x: TtftInputs) -> float:
+    return base + per_k * x.prefill_tokens_ahead / 1000 + per_req * x.requests_ahead \
+        + per_run * x.running
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    base=st.floats(0.005, 0.3), per_k=st.floats(0.0, 0.5), per_req=st.floats(0.0, 0.3),
+    per_run=st.floats(0.0, 0.01), seed=st.integers(0, 2**16),
+)
+def test_recovers_a_linear_backend_within_a_few_percent(
+    base: float, per_k: float, per_req: float, per_run: float, seed: int
+) -> None:
+    rng = random.Random(seed)
+    learner = TtftLearner()
+    for _ in range(400):
+        x = TtftInputs(rng.uniform(0, 8000), rng.randint(0, 6), rng.randint(0, 48))
+        learner.observe(x, true_ttft(base, per_k, per_req, per_run, x))
+    model = learner.model()
+    assert model is not None and model.samples == 400
+    for _ in range(20):
+        x = TtftInputs(rng.uniform(0, 8000), rng.randint(0, 6), rng.randint(0, 48))
+        assert model.predict(x) == pytest.approx(
+            true_ttft(base, per_k, per_req, per_run, x), rel=0.05, abs=0.002
+        )
+    assert model.error_p90 is not None and model.error_p90 < 0.05
+
+
+def test_noisy_measurements_give_a_median_ratio_near_one() -> None:
+    rng = random.Random(7)
+    learner = TtftLearner()
+    ratios = []
+    for i in range(1500):
+        x = TtftInputs(rng.uniform(0, 6000), rng.randint(0, 4), rng.randint(0, 24))
+        measured = true_ttft(0.03, 0.12, 0.08, 0.002, x) * math.exp(rng.gauss(0, 0.3))
+        model = learner.model()
+        if i > 500 and model is not None:
+            ratios.append(model.predict(x) / measured)
+        learner.observe(x, measured)
+    ratios.sort()
+    assert 0.85 < ratios[len(ratios) // 2] < 1.18
+
+
+def test_the_prior_stays_until_enough_samples_and_bad_samples_are_ignored() -> None:
+    learner = TtftLearner()
+    x = TtftInputs(100, 0, 1)
+    for value in (0.0, -1.0, math.nan, math.inf):
+        learner.observe(x, value)
+    assert learner.samples == 0
+    for _ in range(MIN_SAMPLES - 1):
+        learner.observe(x, 0.05)
+    assert learner.model() is None
+    learner.observe(x, 0.05)
+    model = learner.model()
+    assert model is not None and model.predict(x) == pytest.approx(0.05, rel=0.02)
+
+
+def test_constant_load_for_a_long_time_does_not_wind_up() -> None:
+    learner = TtftLearner()
+    x = TtftInputs(500, 0, 2)
+    for _ in range(20_000):
+        learner.observe(x, 0.04)
+    model = learner.model()
+    assert model is not None
+    assert all(math.isfinite(v) for v in (model.base_s, model.per_prefill_token_s,
+                                           model.per_request_ahead_s, model.per_running_s))
+    assert model.predict(x) == pytest.approx(0.04, rel=0.02)
+    # A burst after the long quiet spell is still learned.
+    rng = random.Random(1)
+    for _ in range(600):
+        y = TtftInputs(rng.uniform(0, 4000), rng.randint(0, 5), 2)
+        learner.observe(y, 0.04 + 0.1 * y.prefill_tokens_ahead / 1000 + 0.2 * y.requests_ahead)
+    burst = TtftInputs(3000, 4, 2)
+    assert learner.model().predict(burst) == pytest.approx(1.14, rel=0.1)
+
+
+def test_negative_load_coefficients_read_as_zero() -> None:
+    model = TtftModel(0.05, 0.0, 0.0, 0.0, samples=30)
+    assert model.predict(TtftInputs(10_000, 5, 5)) == 0.05
+    assert TtftModel(-1.0, 0.0, 0.0, 0.0, samples=30).predict(TtftInputs(0, 0, 0)) == 0.001
+
+
+def load(at: float, **fields: object) -> BackendLoad:
+    values: dict[str, object] = {"engine": "vllm", "running": 0, "waiting": 0}
+    values.update(fields)
+    return BackendLoad(scraped_at_s=at, **values)  # type: ignore[arg-type]
+
+
+def test_fleet_learns_ttft_against_the_load_each_request_met() -> None:
+    now = [1000.0]
+    fleet = FleetState(clock=lambda: now[0])
+    fleet.record_load("a", load(now[0], running=2, waiting=0))
+    for i in range(MIN_SAMPLES):
+        ticket = fleet.dispatched("a", 1000 + 100 * (i % 5), 2000)
+        # What it met: its own prompt, nothing of ours queued ahead, the engine's batch.
+        assert ticket.inputs == TtftInputs(1000 + 100 * (i % 5), 0, 2)
+        now[0] += 0.02 + 0.0001 * (1000 + 100 * (i % 5))  # the TTFT, learned on arrival
+        fleet.first_token(ticket)
+        fleet.succeeded(ticket, 5.0, 0.01)  # the end of the stream teaches it nothing more
+    state = fleet.snapshot().backends["a"]
+    assert state.ttft_model is not None and state.ttft_model.samples == MIN_SAMPLES
+    assert fleet.details()["a"]["ttft_learned_samples"] == MIN_SAMPLES
+    assert state.ttft_model.predict(TtftInputs(1200, 0, 2)) == \
+        pytest.approx(0.14, rel=0.05)
+
+
+def test_fleet_learns_mean_reply_length_and_engine_ttft_floor_and_reserves_by_them() -> None:
+    now = [1000.0]
+    fleet = FleetState(clock=lambda: now[0])
+    fleet.record_load("a", load(now[0], requests_finished_per_s=4.0,
+                                generation_tokens_per_s=200.0, ttft_s=0.08,
+                                prefix_hit_rate=0.5))
+    now[0] += 1
+    fleet.record_load("a", load(now[0], requests_finished_per_s=2.0,
+                                generation_tokens_per_s=100.0, ttft_s=0.03,
+                                prefix_hit_rate=0.5))
+    state = fleet.snapshot().backends["a"]
+    assert state.mean_generation_tokens == 50.0 and state.engine_ttft_floor_s == 0.03
+    now[0] += 0.1
+    # max_tokens 500 on a 1,000-token prompt: half of it cached, replies average 50 tokens.
+    fleet.dispatched("a", 1000, 1500)
+    state = fleet.snapshot().backends["a"]
+    assert state.kv_reserved_tokens == 550 and state.in_flight_kv_tokens == 550
+    fleet.dispatched("a", 1000, 1010)  # max_tokens 10 bounds the expected reply
+    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 550 + 510
