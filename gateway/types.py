@@ -87,6 +87,22 @@ class Complexity:
     label: str  # "low" | "medium" | "high"
 
 
+# The task-type taxonomy, fixed: policies match on these names and reports group by them.
+# knowledge = factual, STEM or humanities questions; chat = small talk.
+TASK_TYPES = (
+    "code", "math", "reasoning", "extraction", "summarization", "writing", "roleplay",
+    "knowledge", "translation", "chat", "other",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What kind of work a request asks for (one of TASK_TYPES) and the model's confidence."""
+
+    type: str
+    p: float
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """What classification learned about a request."""
@@ -95,6 +111,7 @@ class Profile:
     max_output_tokens: int | None
     complexity: Complexity | None = None
     sensitivity: tuple[str, ...] = ()  # categories found, sorted, e.g. ("pii", "secret")
+    task: Task | None = None
     spans: tuple[SensitiveSpan, ...] = ()
     # Found but not routed on, so only redaction uses them (kept out of `spans` and
     # `sensitivity` above): stand-ins, and findings below the policy's min_confidence.
@@ -334,6 +351,7 @@ class AuditEvent:
     zone: str | None = None
     complexity: str | None = None
     p_strong: float | None = None
+    task: str | None = None  # one of TASK_TYPES
     sensitivity: tuple[str, ...] = ()
     sensitive_types: tuple[str, ...] = ()
     redacted: bool = False  # spans were replaced before the request left self_hosted

@@ -44,6 +44,7 @@ from gateway.types import (
     Profile,
     RouteRequest,
     SensitiveSpan,
+    Task,
 )
 
 T = TypeVar("T")
@@ -53,6 +54,10 @@ COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds 
 
 class ComplexityEstimator(Protocol):
     def p_strong(self, text: str) -> float: ...
+
+
+class TaskEstimator(Protocol):
+    def assess(self, text: str) -> Task: ...
 
 
 class ExtraFinder(Protocol):
@@ -84,8 +89,10 @@ class RequestClassifier:
         executor: Executor | None = None,
         parallelism: int = 1,
         extra: ExtraFinder | None = None,
+        task: TaskEstimator | None = None,
     ) -> None:
         self._tokens = tokens
+        self._task = task
         self._extra = extra
         self._complexity = complexity
         self._sensitivity = sensitivity
@@ -177,10 +184,14 @@ class RequestClassifier:
                 extra.cancel()
                 extra.add_done_callback(_retrieve)
             raise
-        complexity = None
-        if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
-            p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
-            complexity = Complexity(p, classify(p, complexity_thresholds))
+        complexity = task = None
+        if request.endpoint is not Endpoint.EMBEDDINGS and (self._complexity or self._task):
+            question = question_text(request.endpoint, request.payload)
+            if self._complexity is not None:
+                p = self._complexity.p_strong(question)
+                complexity = Complexity(p, classify(p, complexity_thresholds))
+            if self._task is not None:
+                task = self._task.assess(question)
         if extra is not None:
             more = allowlist(detectors).drop(text, await _second_opinion(extra))
             found = resolve([*found, *more])
@@ -194,6 +205,7 @@ class RequestClassifier:
             prompt_tokens=count.tokens,
             max_output_tokens=request.max_output_tokens,
             complexity=complexity,
+            task=task,
             sensitivity=tuple(sorted({s.category for s in spans})),
             spans=spans,
             reserved_spans=(tuple(s for s in found if s.reserved or s.confidence < min_confidence)

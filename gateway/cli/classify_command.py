@@ -1,10 +1,10 @@
 """`gateway classify FILE.jsonl`: classify prompts offline, one JSON line out per line in.
 
 Input lines are `{"prompt": str}` or `{"messages": [...]}` (a chat). Output lines are
-`{"prompt_tokens", "complexity": {"p_strong", "class"}, "sensitivity": {"categories",
-"spans": [{"type", "start", "end", "confidence"}]}}`. Evaluation tools depend on this shape:
-keep it stable. Span offsets index the prompt, or for a chat the message texts joined with
-newlines. Token counts are exact (o200k). `--policy P --tenant T` adds that tenant's own
+`{"prompt_tokens", "complexity": {"p_strong", "class"}, "task": {"type", "p"},
+"sensitivity": {"categories", "spans": [{"type", "start", "end", "confidence"}]}}`.
+Evaluation tools depend on this shape: keep it stable. Span offsets index the prompt, or
+for a chat the message texts joined with newlines. Token counts are exact (o200k). `--policy P --tenant T` adds that tenant's own
 detectors and drops the values the policy allows for it, as the gateway does for its
 requests; `--presidio` adds
 Presidio's findings (settings GATEWAY_PRESIDIO_*), as a gateway with it turned on does.
@@ -115,6 +115,8 @@ async def _run(  # type: ignore[no-untyped-def]
             "prompt_tokens": profile.prompt_tokens,
             "complexity": {"p_strong": round(complexity.p_strong, 6), "class": complexity.label}
             if complexity else None,
+            "task": {"type": profile.task.type, "p": round(profile.task.p, 4)}
+            if profile.task else None,
             "sensitivity": {
                 "categories": list(profile.sensitivity),
                 "spans": [{"type": s.type, "start": s.start, "end": s.end,

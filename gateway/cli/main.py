@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "Cost, savings, economics and audit reports."),
     "classify": ("gateway.cli.classify_command", "classify_command",
                  "Classify prompts (tokens, complexity, sensitivity)."),
-    "classifier": ("gateway.cli.sensitivity_commands", "classifier",
+    "classifier": ("gateway.cli.task_commands", "classifier",
                    "Train and evaluate the classifiers."),
     "audit": ("gateway.cli.audit_commands", "audit", "Verify, prune and repair the audit log."),
     "plan": ("gateway.cli.plan_command", "plan",

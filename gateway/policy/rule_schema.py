@@ -10,8 +10,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gateway.types import TASK_TYPES
+
 COMPLEXITY_CLASSES = ("low", "medium", "high")
 Endpoint = Literal["chat/completions", "completions", "embeddings", "messages"]
+TaskType = Literal[
+    "code", "math", "reasoning", "extraction", "summarization", "writing", "roleplay",
+    "knowledge", "translation", "chat", "other",
+]
+# The Literal spells the taxonomy out for the JSON schema; it must be the shared one.
+assert TaskType.__args__ == TASK_TYPES, "TaskType must list gateway.types.TASK_TYPES"
 
 
 class Strict(BaseModel):
@@ -43,6 +51,8 @@ class When(Strict):
     )
     complexity: list[Literal["low", "medium", "high"]] | None = None
     p_strong: Range | None = Field(default=None, description="complexity probability")
+    task: list[TaskType] | None = Field(
+        default=None, description="the request's task type (the classifier's most likely)")
     prompt_tokens: Range | None = None
     max_output_tokens: Range | None = None
     tags: list[str] | None = Field(default=None, description="any of the x-gateway-tags")
