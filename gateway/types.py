@@ -111,7 +111,6 @@ class Profile:
     max_output_tokens: int | None
     complexity: Complexity | None = None
     sensitivity: tuple[str, ...] = ()  # categories found, sorted, e.g. ("pii", "secret")
-    task: Task | None = None
     spans: tuple[SensitiveSpan, ...] = ()
     # Found but not routed on, so only redaction uses them (kept out of `spans` and
     # `sensitivity` above): stand-ins, and findings below the policy's min_confidence.
@@ -126,6 +125,7 @@ class Profile:
     # the pool uses ("cl100k_base"), or an engine's own ("engine:<backend>", from vLLM's
     # /tokenize), as (key, tokens).
     prompt_tokens_by_encoding: tuple[tuple[str, int], ...] = ()
+    task: Task | None = None  # what kind of work is asked (TASK_TYPES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,9 +122,14 @@ def fit(rows: Sequence[Labelled], config: TaskTrainConfig) -> dict[str, Any]:
     width = len(TASK_TYPES)
     coef = np.zeros((x.shape[1], width))
     intercept = np.full(width, -30.0)
+    weights, biases = model.coef_, model.intercept_
+    if len(model.classes_) == 2:
+        # Binary: one score for the second class; ±half of it gives the same softmax.
+        weights = np.vstack([-weights[0] / 2, weights[0] / 2])
+        biases = np.array([-biases[0] / 2, biases[0] / 2])
     for column, cls in enumerate(model.classes_):
-        coef[:, cls] = model.coef_[column]
-        intercept[cls] = model.intercept_[column]
+        coef[:, cls] = weights[column]
+        intercept[cls] = biases[column]
     ngrams: dict[str, list[float]] = {}
     dense: dict[str, list[float]] = {}
     for name, weights in zip(vectorizer.feature_names_, coef, strict=True):

@@ -4,10 +4,10 @@ Input lines are `{"prompt": str}` or `{"messages": [...]}` (a chat). Output line
 `{"prompt_tokens", "complexity": {"p_strong", "class"}, "task": {"type", "p"},
 "sensitivity": {"categories", "spans": [{"type", "start", "end", "confidence"}]}}`.
 Evaluation tools depend on this shape: keep it stable. Span offsets index the prompt, or
-for a chat the message texts joined with newlines. Token counts are exact (o200k). `--policy P --tenant T` adds that tenant's own
-detectors and drops the values the policy allows for it, as the gateway does for its
-requests; `--presidio` adds
-Presidio's findings (settings GATEWAY_PRESIDIO_*), as a gateway with it turned on does.
+for a chat the message texts joined with newlines. Token counts are exact (o200k).
+`--policy P --tenant T` adds that tenant's own detectors and drops the values the policy
+allows for it, as the gateway does for its requests; `--presidio` adds Presidio's findings
+(settings GATEWAY_PRESIDIO_*), as a gateway with it turned on does.
 """
 
 from __future__ import annotations
