@@ -16,6 +16,7 @@ from gateway.classify.complexity_features import (
     TAIL_CHARS,
     extract_features,
 )
+from gateway.classify.standard import standard_classifier
 from gateway.classify.task_type import (
     DEFAULT_TASK_MODEL_PATH,
     TASK_MODEL_FORMAT,
@@ -23,7 +24,7 @@ from gateway.classify.task_type import (
     TaskModelError,
 )
 from gateway.classify.task_type_train import Labelled, TaskTrainConfig, bootstrap_ci, fit
-from gateway.types import TASK_TYPES
+from gateway.types import TASK_TYPES, Endpoint, RouteRequest
 
 
 def tiny(**changes: Any) -> dict[str, Any]:
@@ -138,3 +139,26 @@ def test_the_bootstrap_interval_brackets_the_mean() -> None:
     hits = [True] * 80 + [False] * 20
     low, high = bootstrap_ci(hits)
     assert low < 0.8 < high and 0.7 < low and high < 0.9
+
+
+async def test_the_profile_carries_the_task_of_the_last_user_message() -> None:
+    classifier = standard_classifier()
+    chat = {"messages": [
+        {"role": "user", "content": "Translate into German: good morning."},
+        {"role": "assistant", "content": "Guten Morgen."},
+        {"role": "user", "content": "Now write a Python function that reverses a list."},
+    ]}
+    profile = await classifier.profile(RouteRequest("r", Endpoint.CHAT, "m", chat))
+    assert profile.task is not None and profile.task.type == "code"
+    assert profile.complexity is not None
+    embedding = await classifier.profile(
+        RouteRequest("r", Endpoint.EMBEDDINGS, "m", {"input": "write python code"}))
+    assert embedding.task is None and embedding.complexity is None
+
+
+def test_one_featurization_serves_both_models_of_the_same_text() -> None:
+    text = "Write a Python function that reverses a list, please."
+    assert extract_features(text) is extract_features(text)
+    # An equal text in another object is featurized afresh, to equal features.
+    other = "".join(list(text))
+    assert other is not text and extract_features(other) == extract_features(text)
