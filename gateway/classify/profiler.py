@@ -99,6 +99,11 @@ class RequestClassifier:
         self._executor = executor  # for large scans: must run the built-in detectors
         self._parallelism = parallelism  # the executor's processes: one piece of a long scan each
 
+    def with_complexity(self, complexity: ComplexityEstimator) -> RequestClassifier:
+        """The same classifier scoring complexity with another model (a fitted router)."""
+        return RequestClassifier(self._tokens, complexity, self._sensitivity, self._executor,
+                                 self._parallelism, self._extra, self._task)
+
     def load_encodings(self, encodings: Sequence[str]) -> None:
         """Loads the vocabularies of the encodings the policy counts in at start-up, not on a
         user's request (~30 ms each)."""

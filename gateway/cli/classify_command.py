@@ -22,6 +22,7 @@ from typing import IO
 import click
 import orjson
 
+from gateway.classify.complexity import DEFAULT_THRESHOLDS
 from gateway.classify.presidio import PresidioFinder, PresidioUnavailable, presidio_config
 from gateway.types import Endpoint, RouteRequest, TenantDetector
 
@@ -37,24 +38,37 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 @click.option("--tenant", default=None, help="apply this tenant's own detectors too")
 @click.option("--presidio", is_flag=True,
               help="also run Presidio (installed with the `presidio` extra)")
+@click.option("--router", "router_dir", type=click.Path(path_type=Path, exists=True,
+              file_okay=False), default=None,
+              help="score complexity with this router (from `gateway router fit`)")
 @click.option("--progress/--no-progress", default=None,
               help="count prompts on stderr as they are done; default: when stderr is a "
               "terminal")
 def classify_command(
     source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
-    presidio: bool, progress: bool | None,
+    presidio: bool, progress: bool | None, router_dir: Path | None,
 ) -> None:
     """Classify each prompt of a JSONL file ({"prompt": ...} or {"messages": [...]}, with an
-    optional "id" that is copied to the output): tokens, complexity, sensitivity."""
+    optional "id" that is copied to the output): tokens, complexity, task, sensitivity."""
     from gateway.classify.standard import standard_classifier
 
     detectors = _tenant_detectors(policy_path, tenant)
     classifier = standard_classifier(extra=presidio_finder() if presidio else None)
+    thresholds = DEFAULT_THRESHOLDS
+    if router_dir is not None:
+        from gateway.classify.router_model import RouterModel, RouterModelError
+
+        try:
+            router = RouterModel.load(router_dir)
+        except RouterModelError as exc:
+            raise click.ClickException(str(exc)) from None
+        classifier = classifier.with_complexity(router)
+        thresholds = router.thresholds
     text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
     out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
     try:
         show = sys.stderr.isatty() if progress is None else progress
-        asyncio.run(_run(classifier, text_in, out, detectors, show))
+        asyncio.run(_run(classifier, text_in, out, detectors, show, thresholds))
     finally:
         if output is not None:
             out.close()
@@ -96,7 +110,7 @@ def _tenant_detectors(
 
 async def _run(  # type: ignore[no-untyped-def]
     classifier, lines: IO[str], out: IO[bytes], detectors: tuple[TenantDetector, ...],
-    progress: bool = False,
+    progress: bool = False, thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
 ) -> None:
     done, shown_at = 0, time.monotonic()
     for number, line in enumerate(lines, 1):
@@ -107,7 +121,8 @@ async def _run(  # type: ignore[no-untyped-def]
             continue
         done += 1
         given_id, request = _request(line, number)
-        profile = await classifier.profile(request, FORCE_EXACT, detectors=detectors)
+        profile = await classifier.profile(
+            request, FORCE_EXACT, complexity_thresholds=thresholds, detectors=detectors)
         complexity = profile.complexity
         head = {} if given_id is None else {"id": given_id}  # so results join back to inputs
         out.write(orjson.dumps({
