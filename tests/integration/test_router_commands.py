@@ -12,7 +12,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from gateway.classify.router_model import RouterModel
+from gateway.classify.router_fit import JudgedPrompt, fit_router
+from gateway.classify.router_model import RouterModel, RouterModelError
 from gateway.classify.routing_metrics import apgr, routing_curve
 from gateway.cli.main import cli
 
@@ -111,3 +112,17 @@ def test_mistakes_in_the_outcomes_are_named_with_their_line(tmp_path: Path) -> N
     missing = runner.invoke(cli, ["router", "eval", "--outcomes", str(tmp_path / "f.jsonl"),
                                   "--router", str(tmp_path)])
     assert missing.exit_code == 1 and "no router in" in missing.output
+
+
+def test_a_router_file_from_another_version_is_refused(tmp_path: Path) -> None:
+    judged = [JudgedPrompt(str(r["prompt"]), float(r["weak_score"]),  # type: ignore[arg-type]
+                           float(r["strong_score"])) for r in outcomes(0)]  # type: ignore[arg-type]
+    document = fit_router(judged)
+    RouterModel.from_document(document)  # as fitted: accepted
+    for change in ({"format": "x/1"}, {"inputs": ["complexity_score"]},
+                   {"featurizer_version": -1}, {"weights": [1.0]}):
+        with pytest.raises(RouterModelError):
+            RouterModel.from_document({**document, **change})
+    (tmp_path / "router.json").write_text("{", encoding="utf-8")
+    with pytest.raises(RouterModelError, match="not valid JSON"):
+        RouterModel.load(tmp_path)
