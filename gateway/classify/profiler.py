@@ -190,7 +190,9 @@ class RequestClassifier:
                 extra.add_done_callback(_retrieve)
             raise
         complexity = task = None
-        if request.endpoint is not Endpoint.EMBEDDINGS and (self._complexity or self._task):
+        wanted = self._complexity is not None or self._task is not None
+        if wanted and request.endpoint is not Endpoint.EMBEDDINGS:
+            # One string for both models: they share its featurization (see extract_features).
             question = question_text(request.endpoint, request.payload)
             if self._complexity is not None:
                 p = self._complexity.p_strong(question)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from gateway.errors import NoEligibleBackend, PermissionDenied
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicyError, parse_policy
+from gateway.policy.rule_schema import TaskType
 from gateway.types import (
+    TASK_TYPES,
     BackendState,
     Circuit,
     Complexity,
@@ -224,3 +228,7 @@ def test_a_task_outside_the_taxonomy_is_refused_with_its_line() -> None:
     ((path, (line, message)),) = found.items()
     when_line = TASK_RULES.splitlines().index("    when: {task: [code, math]}") + 1
     assert path == "rules[0].when.task[1]" and line == when_line and "'code'" in message
+
+
+def test_the_schema_spells_out_the_shared_taxonomy() -> None:
+    assert get_args(TaskType) == TASK_TYPES
