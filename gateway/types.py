@@ -97,6 +97,22 @@ class Complexity:
     label: str  # "low" | "medium" | "high"
 
 
+# The task-type taxonomy, fixed: policies match on these names and reports group by them.
+# knowledge = factual, STEM or humanities questions; chat = small talk.
+TASK_TYPES = (
+    "code", "math", "reasoning", "extraction", "summarization", "writing", "roleplay",
+    "knowledge", "translation", "chat", "other",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What kind of work a request asks for (one of TASK_TYPES) and the model's confidence."""
+
+    type: str
+    p: float
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """What classification learned about a request."""
@@ -119,6 +135,7 @@ class Profile:
     # the pool uses ("cl100k_base"), or an engine's own ("engine:<backend>", from vLLM's
     # /tokenize), as (key, tokens).
     prompt_tokens_by_encoding: tuple[tuple[str, int], ...] = ()
+    task: Task | None = None  # what kind of work is asked (TASK_TYPES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,6 +462,7 @@ class AuditEvent:
     zone: str | None = None
     complexity: str | None = None
     p_strong: float | None = None
+    task: str | None = None  # one of TASK_TYPES
     sensitivity: tuple[str, ...] = ()
     sensitive_types: tuple[str, ...] = ()
     redacted: bool = False  # spans were replaced before the request left self_hosted

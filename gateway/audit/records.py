@@ -81,6 +81,9 @@ def event_row(event: AuditEvent) -> Row:
         trace["slo_miss"] = event.slo_miss  # the rule's TTFT target could not be promised
     if event.sensitive_types:
         trace["types"] = list(event.sensitive_types)
+    if event.task is not None:
+        # In the trace rather than a column of its own: rows written before it hash the same.
+        trace["task"] = event.task
     row: Row = {
         "ts": round(event.ts_unix_s * 1_000_000),
         "request_id": event.request_id,

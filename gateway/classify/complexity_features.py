@@ -81,7 +81,24 @@ def tokenize(clipped: str) -> list[str]:
     return lowered.encode().translate(_BYTE_TABLE).decode().split()
 
 
+# The last text featurized and its features: the complexity and task models read the same
+# question one after the other, and this way it is tokenized once. Keyed by identity (the
+# same str object), so the check is O(1); one tuple, replaced whole, so concurrent callers
+# can only miss it, never see another text's features.
+_last: tuple[str, PromptFeatures] | None = None
+
+
 def extract_features(text: str) -> PromptFeatures:
+    global _last
+    last = _last
+    if last is not None and last[0] is text:
+        return last[1]
+    features = _extract(text)
+    _last = (text, features)
+    return features
+
+
+def _extract(text: str) -> PromptFeatures:
     clipped = clip_text(text)
     tokens = tokenize(clipped)
     ngrams = set(tokens)

@@ -44,6 +44,7 @@ from gateway.types import (
     Profile,
     RouteRequest,
     SensitiveSpan,
+    Task,
 )
 
 T = TypeVar("T")
@@ -53,6 +54,10 @@ COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds 
 
 class ComplexityEstimator(Protocol):
     def p_strong(self, text: str) -> float: ...
+
+
+class TaskEstimator(Protocol):
+    def assess(self, text: str) -> Task: ...
 
 
 class ExtraFinder(Protocol):
@@ -84,13 +89,20 @@ class RequestClassifier:
         executor: Executor | None = None,
         parallelism: int = 1,
         extra: ExtraFinder | None = None,
+        task: TaskEstimator | None = None,
     ) -> None:
         self._tokens = tokens
+        self._task = task
         self._extra = extra
         self._complexity = complexity
         self._sensitivity = sensitivity
         self._executor = executor  # for large scans: must run the built-in detectors
         self._parallelism = parallelism  # the executor's processes: one piece of a long scan each
+
+    def with_complexity(self, complexity: ComplexityEstimator) -> RequestClassifier:
+        """The same classifier scoring complexity with another model (a fitted router)."""
+        return RequestClassifier(self._tokens, complexity, self._sensitivity, self._executor,
+                                 self._parallelism, self._extra, self._task)
 
     def load_encodings(self, encodings: Sequence[str]) -> None:
         """Loads the vocabularies of the encodings the policy counts in at start-up, not on a
@@ -177,10 +189,16 @@ class RequestClassifier:
                 extra.cancel()
                 extra.add_done_callback(_retrieve)
             raise
-        complexity = None
-        if self._complexity is not None and request.endpoint is not Endpoint.EMBEDDINGS:
-            p = self._complexity.p_strong(question_text(request.endpoint, request.payload))
-            complexity = Complexity(p, classify(p, complexity_thresholds))
+        complexity = task = None
+        wanted = self._complexity is not None or self._task is not None
+        if wanted and request.endpoint is not Endpoint.EMBEDDINGS:
+            # One string for both models: they share its featurization (see extract_features).
+            question = question_text(request.endpoint, request.payload)
+            if self._complexity is not None:
+                p = self._complexity.p_strong(question)
+                complexity = Complexity(p, classify(p, complexity_thresholds))
+            if self._task is not None:
+                task = self._task.assess(question)
         if extra is not None:
             more = allowlist(detectors).drop(text, await _second_opinion(extra))
             found = resolve([*found, *more])
@@ -194,6 +212,7 @@ class RequestClassifier:
             prompt_tokens=count.tokens,
             max_output_tokens=request.max_output_tokens,
             complexity=complexity,
+            task=task,
             sensitivity=tuple(sorted({s.category for s in spans})),
             spans=spans,
             reserved_spans=(tuple(s for s in found if s.reserved or s.confidence < min_confidence)

@@ -1,5 +1,6 @@
-"""The classifier the gateway ships with: exact tokens, the trained complexity model and the
-built-in sensitivity detectors. Built by the composition root and the CLI, nowhere else."""
+"""The classifier the gateway ships with: exact tokens, the trained complexity and task-type
+models and the built-in sensitivity detectors. Built by the composition root and the CLI,
+nowhere else."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from concurrent.futures import Executor
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.profiler import ExtraFinder, RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
+from gateway.classify.task_type import TaskModel
 from gateway.classify.tokens import TokenCounter
 
 
@@ -22,4 +24,5 @@ def standard_classifier(
         executor,
         parallelism,
         extra,
+        TaskModel.load(),
     )

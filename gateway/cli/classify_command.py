@@ -1,13 +1,13 @@
 """`gateway classify FILE.jsonl`: classify prompts offline, one JSON line out per line in.
 
 Input lines are `{"prompt": str}` or `{"messages": [...]}` (a chat). Output lines are
-`{"prompt_tokens", "complexity": {"p_strong", "class"}, "sensitivity": {"categories",
-"spans": [{"type", "start", "end", "confidence"}]}}`. Evaluation tools depend on this shape:
-keep it stable. Span offsets index the prompt, or for a chat the message texts joined with
-newlines. Token counts are exact (o200k). `--policy P --tenant T` adds that tenant's own
-detectors and drops the values the policy allows for it, as the gateway does for its
-requests; `--presidio` adds
-Presidio's findings (settings GATEWAY_PRESIDIO_*), as a gateway with it turned on does.
+`{"prompt_tokens", "complexity": {"p_strong", "class"}, "task": {"type", "p"},
+"sensitivity": {"categories", "spans": [{"type", "start", "end", "confidence"}]}}`.
+Evaluation tools depend on this shape: keep it stable. Span offsets index the prompt, or
+for a chat the message texts joined with newlines. Token counts are exact (o200k).
+`--policy P --tenant T` adds that tenant's own detectors and drops the values the policy
+allows for it, as the gateway does for its requests; `--presidio` adds Presidio's findings
+(settings GATEWAY_PRESIDIO_*), as a gateway with it turned on does.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import IO
 import click
 import orjson
 
+from gateway.classify.complexity import DEFAULT_THRESHOLDS
 from gateway.classify.presidio import PresidioFinder, PresidioUnavailable, presidio_config
 from gateway.types import Endpoint, RouteRequest, TenantDetector
 
@@ -38,24 +39,37 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 @click.option("--tenant", default=None, help="apply this tenant's own detectors too")
 @click.option("--presidio", is_flag=True,
               help="also run Presidio (installed with the `presidio` extra)")
+@click.option("--router", "router_dir", type=click.Path(path_type=Path, exists=True,
+              file_okay=False), default=None,
+              help="score complexity with this router (from `gateway router fit`)")
 @click.option("--progress/--no-progress", default=None,
               help="count prompts on stderr as they are done; default: when stderr is a "
               "terminal")
 def classify_command(
     source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
-    presidio: bool, progress: bool | None,
+    presidio: bool, progress: bool | None, router_dir: Path | None,
 ) -> None:
     """Classify each prompt of a JSONL file ({"prompt": ...} or {"messages": [...]}, with an
-    optional "id" that is copied to the output): tokens, complexity, sensitivity."""
+    optional "id" that is copied to the output): tokens, complexity, task, sensitivity."""
     from gateway.classify.standard import standard_classifier
 
     detectors = _tenant_detectors(policy_path, tenant)
     classifier = standard_classifier(extra=presidio_finder() if presidio else None)
+    thresholds = DEFAULT_THRESHOLDS
+    if router_dir is not None:
+        from gateway.classify.router_model import RouterModel, RouterModelError
+
+        try:
+            router = RouterModel.load(router_dir)
+        except RouterModelError as exc:
+            raise click.ClickException(str(exc)) from None
+        classifier = classifier.with_complexity(router)
+        thresholds = router.thresholds
     text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
     out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
     try:
         show = sys.stderr.isatty() if progress is None else progress
-        asyncio.run(_run(classifier, text_in, out, detectors, show))
+        asyncio.run(_run(classifier, text_in, out, detectors, show, thresholds))
     finally:
         if output is not None:
             out.close()
@@ -97,7 +111,7 @@ def _tenant_detectors(
 
 async def _run(  # type: ignore[no-untyped-def]
     classifier, lines: IO[str], out: IO[bytes], detectors: tuple[TenantDetector, ...],
-    progress: bool = False,
+    progress: bool = False, thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
 ) -> None:
     done, shown_at = 0, time.monotonic()
     for number, line in enumerate(lines, 1):
@@ -108,7 +122,8 @@ async def _run(  # type: ignore[no-untyped-def]
             continue
         done += 1
         given_id, request = _request(line, number)
-        profile = await classifier.profile(request, FORCE_EXACT, detectors=detectors)
+        profile = await classifier.profile(
+            request, FORCE_EXACT, complexity_thresholds=thresholds, detectors=detectors)
         complexity = profile.complexity
         head = {} if given_id is None else {"id": given_id}  # so results join back to inputs
         out.write(orjson.dumps({
@@ -116,6 +131,8 @@ async def _run(  # type: ignore[no-untyped-def]
             "prompt_tokens": profile.prompt_tokens,
             "complexity": {"p_strong": round(complexity.p_strong, 6), "class": complexity.label}
             if complexity else None,
+            "task": {"type": profile.task.type, "p": round(profile.task.p, 4)}
+            if profile.task else None,
             "sensitivity": {
                 "categories": list(profile.sensitivity),
                 "spans": [{"type": s.type, "start": s.start, "end": s.end,

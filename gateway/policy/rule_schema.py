@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 COMPLEXITY_CLASSES = ("low", "medium", "high")
 Endpoint = Literal["chat/completions", "completions", "embeddings", "messages"]
+TaskType = Literal[
+    "code", "math", "reasoning", "extraction", "summarization", "writing", "roleplay",
+    "knowledge", "translation", "chat", "other",
+]
+# Spelled out for the JSON schema; a unit test holds it equal to gateway.types.TASK_TYPES.
 
 
 class Strict(BaseModel):
@@ -43,6 +48,8 @@ class When(Strict):
     )
     complexity: list[Literal["low", "medium", "high"]] | None = None
     p_strong: Range | None = Field(default=None, description="complexity probability")
+    task: list[TaskType] | None = Field(
+        default=None, description="the request's task type (the classifier's most likely)")
     prompt_tokens: Range | None = None
     max_output_tokens: Range | None = None
     tags: list[str] | None = Field(default=None, description="any of the x-gateway-tags")

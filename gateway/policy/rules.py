@@ -98,6 +98,7 @@ class Rule:
     fallbacks: tuple[str, ...]
     max_fallbacks: int | None
     spill_to: tuple[str, ...] = ()
+    tasks: frozenset[str] | None = None  # a condition, kept last for its default
 
     def applies_to(self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...]) -> bool:
         """The conditions on who asks for what, not on the content (cacheable per key)."""
@@ -128,6 +129,9 @@ class Rule:
                 return False
             if self.p_strong is not None and not self.p_strong.contains(complexity.p_strong):
                 return False
+        if self.tasks is not None and (profile.task is None
+                                       or profile.task.type not in self.tasks):
+            return False
         if self.prompt_tokens is not None and not self.prompt_tokens.contains(
             profile.prompt_tokens
         ):
@@ -183,6 +187,7 @@ def compile_rule(spec: RuleSpec, index: int) -> Rule:
         fallbacks=tuple(spec.fallbacks or ()),
         max_fallbacks=spec.max_fallbacks,
         spill_to=tuple(spec.spill_to or ()),
+        tasks=frozen(list(when.task) if when.task else None),
     )
 
 

@@ -84,6 +84,8 @@ def describe_profile(profile: Profile) -> dict[str, Any]:
         "max_output_tokens": profile.max_output_tokens,
         "complexity": {"p_strong": round(profile.complexity.p_strong, 4),
                        "class": profile.complexity.label} if profile.complexity else None,
+        "task": {"type": profile.task.type, "p": round(profile.task.p, 4)}
+        if profile.task else None,
         "sensitivity": list(profile.sensitivity),
         "findings": [{"type": s.type, "start": s.start, "end": s.end} for s in profile.spans],
         # Stand-ins and findings below min_confidence: masked by redaction, not routed on.
@@ -103,6 +105,7 @@ def render_table(result: dict[str, Any]) -> str:
         f", max_tokens {p['max_output_tokens'] or '-'}"
         + (f", complexity {complexity['class']} (p_strong {complexity['p_strong']})"
            if complexity else "")
+        + (f", task {p['task']['type']} (p {p['task']['p']})" if p.get("task") else "")
         + f", sensitivity {', '.join(p['sensitivity']) or 'none'}",
     ]
     if p["masked_only"]:

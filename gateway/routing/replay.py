@@ -29,6 +29,7 @@ from gateway.types import (
     Profile,
     RouteRequest,
     SensitiveSpan,
+    Task,
     TenantContext,
     Usage,
     Zone,
@@ -83,11 +84,18 @@ def rebuild(row: Row) -> tuple[RouteRequest, Profile, TenantContext]:
         prompt_tokens=row["prompt_tokens"],
         max_output_tokens=row["max_output_tokens"],
         complexity=Complexity(p_strong or 0.0, label) if label is not None else None,
+        task=Task(task, 1.0) if (task := recorded_task(row)) is not None else None,
         sensitivity=categories,
         spans=tuple(SensitiveSpan(c, c, 0, 0, 1.0) for c in categories),
         prompt_tokens_exact=row["prompt_tokens_exact"],
     )
     return request, profile, TenantContext(row["tenant_id"], row["tenant"], row["key_id"])
+
+
+def recorded_task(row: Row) -> str | None:
+    """The task type classification found (kept in the trace; absent in older rows)."""
+    task = (row.get("trace") or {}).get("task")
+    return task if isinstance(task, str) else None
 
 
 def recorded_primary(row: Row) -> str | None:

@@ -50,7 +50,7 @@ class FeatureKeys:
         return (
             row["tenant_id"], row["tenant"], row["endpoint"], row["requested_model"],
             row["complexity"], strength, row["sensitivity"], row["tags"],
-            row["over_soft_limit"], sizes,
+            row["over_soft_limit"], sizes, (row.get("trace") or {}).get("task"),
         )
 
 

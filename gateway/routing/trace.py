@@ -103,6 +103,7 @@ def audit_event(
         zone=backend.zone if backend else None,
         complexity=profile.complexity.label if profile.complexity else None,
         p_strong=profile.complexity.p_strong if profile.complexity else None,
+        task=profile.task.type if profile.task else None,
         sensitivity=profile.sensitivity,
         sensitive_types=tuple(sorted({span.type for span in profile.spans})),
         redacted=trace.redacted is not None,

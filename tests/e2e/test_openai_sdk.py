@@ -34,15 +34,20 @@ def test_chat_non_streaming(gw: Gateway) -> None:
 def test_different_prompts_spread_over_the_pool_and_a_prefix_sticks(gw: Gateway) -> None:
     client = gw.client()
 
-    def served(content: str, **extra: object) -> str:
+    def served(content: str, system: str | None = None, **extra: object) -> str:
+        messages = [{"role": "user", "content": content}]
+        if system is not None:
+            messages.insert(0, {"role": "system", "content": system})
         return client.chat.completions.with_raw_response.create(
-            model="auto", messages=[{"role": "user", "content": content}], max_tokens=2,
-            **extra,
+            model="auto", messages=messages, max_tokens=2, **extra,  # type: ignore[arg-type]
         ).headers["x-gateway-backend"]
 
     assert {served(f"question number {i}") for i in range(8)} == {"sim-a", "sim-b"}
-    # The same prefix goes where its KV cache is (the pool is idle, so load allows it).
-    assert len({served("a long shared system prompt") for _ in range(4)}) == 1
+    # A shared prefix (the system prompt) goes where its KV cache is (the pool is idle, so
+    # load allows it); a lone message shares no prefix and is balanced by load instead.
+    # (longer than the 2,048 characters the affinity key reads, as real system prompts are)
+    system = "You are the support assistant of a large shop; answer briefly. " * 40
+    assert len({served(f"question {i}", system=system) for i in range(4)}) == 1
     assert len({
         served(f"turn {i}", extra_headers={"x-session-id": "conversation-7"}) for i in range(4)
     }) == 1

@@ -32,11 +32,13 @@ def test_one_stable_line_out_per_line_in(tmp_path: Path) -> None:
     assert code == 0, output
     first, second = (orjson.loads(line) for line in output.splitlines())
     for out in (first, second):
-        assert set(out) == {"prompt_tokens", "complexity", "sensitivity"}
+        assert set(out) == {"prompt_tokens", "complexity", "task", "sensitivity"}
         assert isinstance(out["prompt_tokens"], int) and out["prompt_tokens"] > 0
         assert set(out["complexity"]) == {"p_strong", "class"}
         assert out["complexity"]["class"] in {"low", "medium", "high"}
         assert set(out["sensitivity"]) == {"categories", "spans"}
+        assert set(out["task"]) == {"type", "p"} and 0 < out["task"]["p"] <= 1
+    assert second["task"]["type"] == "math"  # "What is 2 + 2?", the last user message
     assert first["sensitivity"]["categories"] == ["pii"]
     (span,) = first["sensitivity"]["spans"]
     assert set(span) == {"type", "start", "end", "confidence"}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from gateway.errors import NoEligibleBackend, PermissionDenied
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicyError, parse_policy
+from gateway.policy.rule_schema import TaskType
 from gateway.types import (
+    TASK_TYPES,
     BackendState,
     Circuit,
     Complexity,
@@ -16,6 +20,7 @@ from gateway.types import (
     Profile,
     RouteRequest,
     SensitiveSpan,
+    Task,
     TenantContext,
 )
 
@@ -194,3 +199,36 @@ def test_unreachable_rules_and_bad_references() -> None:
     dup = RULES.replace("  - name: batch\n    when: {tags: [batch], prompt_tokens: {gt: 100}}",
                         "  - name: batch\n    when: {complexity: [high]}")
     assert "same conditions" in problems(dup)["rules[3]"][1]
+
+
+TASK_RULES = BACKENDS + """\
+rules:
+  - name: code-and-maths-to-big
+    when: {task: [code, math]}
+    backends: [big]
+  - name: rest-small
+    backends: [small]
+"""
+
+
+def with_task(task: str | None) -> Profile:
+    return Profile(50, None, Complexity(0.5, "low"), task=Task(task, 0.9) if task else None)
+
+
+def test_a_rule_matches_on_the_task_type() -> None:
+    policy = parse_policy(TASK_RULES)
+    routed = {task: decide(req(), with_task(task), ACME, FleetSnapshot(), policy).primary.name
+              for task in ("code", "math", "chat", None)}
+    # No task (a classifier without the model) never matches a task condition.
+    assert routed == {"code": "big", "math": "big", "chat": "small", None: "small"}
+
+
+def test_a_task_outside_the_taxonomy_is_refused_with_its_line() -> None:
+    found = problems(TASK_RULES.replace("[code, math]", "[code, poetry]"))
+    ((path, (line, message)),) = found.items()
+    when_line = TASK_RULES.splitlines().index("    when: {task: [code, math]}") + 1
+    assert path == "rules[0].when.task[1]" and line == when_line and "'code'" in message
+
+
+def test_the_schema_spells_out_the_shared_taxonomy() -> None:
+    assert get_args(TaskType) == TASK_TYPES

@@ -180,8 +180,9 @@ def test_rows_with_the_same_features_are_decided_once():
 def test_a_row_rebuilds_what_decide_saw():
     request, profile, tenant = rebuild(row(
         tags=("batch", "eu"), sensitivity=("pii", "secret"), complexity="medium",
-        p_strong=0.5, max_output_tokens=64, endpoint="chat.completions",
+        p_strong=0.5, max_output_tokens=64, endpoint="chat.completions", task="code",
     ))
+    assert profile.task is not None and profile.task.type == "code"
     assert (request.endpoint, request.model, request.tags, request.payload) == (
         Endpoint.CHAT, "auto", ("batch", "eu"), {})
     assert (profile.prompt_tokens, profile.max_output_tokens) == (1200, 64)
@@ -211,6 +212,9 @@ rules:
   - name: likely-hard
     when: {p_strong: {gt: 0.7, lte: 0.95}}
     backends: [frontier]
+  - name: code-to-big
+    when: {task: [code, math]}
+    backends: [big-a, big-b]
 """
 CHEAPEST = THRESHOLDS + """\
   - name: cheapest
@@ -231,6 +235,7 @@ def test_the_feature_cache_decides_as_every_row_on_its_own_would(policy_text: st
             p_strong=rng.choice([0.7, 0.95, rng.random()]),
             sensitivity=rng.choice([(), (), ("pii",), ("confidential",)]),
             tags=rng.choice([(), ("batch",)]),
+            task=rng.choice([None, "code", "math", "chat"]),
         )
         for _ in range(3000)
     ]

@@ -51,3 +51,12 @@ def test_an_ordinary_event_is_left_as_it_was() -> None:
     assert row["requested_model"] == "auto" and row["tags"] == "team-a"
     assert row["max_output_tokens"] == event.max_output_tokens
     assert row["p_strong"] == round(event.p_strong or 0, 6)
+
+
+def test_the_task_type_rides_in_the_trace_so_older_rows_hash_as_before() -> None:
+    without = event_row(make_event(request_id="r-1"))
+    assert "task" not in (without["trace"] or {})
+    assert "task" not in without  # no column: rows written before it keep their hash
+    with_task = event_row(make_event(request_id="r-1", task="code"))
+    assert with_task["trace"]["task"] == "code"
+    assert row_hash(with_task) != row_hash(without)

@@ -16,6 +16,7 @@ from gateway.types import (
     Profile,
     RouteRequest,
     SensitiveSpan,
+    Task,
     TenantContext,
 )
 
@@ -58,3 +59,14 @@ def test_findings_an_allowlist_took_out_are_listed_as_allowed() -> None:
     plain = parse_policy(POLICY_WITHOUT_ALLOW)
     result = asyncio.run(explain(classifier, plain, TenantContext("t", "acme", "k"), request))
     assert len(result["profile"]["findings"]) == 2 and result["profile"]["allowed"] == []
+
+
+def test_the_task_type_is_shown_with_its_probability() -> None:
+    profile = Profile(prompt_tokens=12, max_output_tokens=None, task=Task("code", 0.91234))
+    described = describe_profile(profile)
+    assert described["task"] == {"type": "code", "p": 0.9123}
+    table = render_table({"model": "auto", "tenant": "acme", "profile": described,
+                          "outcome": "refused",
+                          "error": {"status": 400, "code": "x", "type": "t", "message": "m"}})
+    assert "task code (p 0.9123)" in table
+    assert describe_profile(Profile(prompt_tokens=1, max_output_tokens=None))["task"] is None

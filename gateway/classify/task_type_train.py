@@ -1,0 +1,173 @@
+"""Trains the task-type model on labelled prompts and exports it as JSON; measures accuracy.
+
+Offline only (scikit-learn is imported here, never on the request path). Labelled prompts
+come from three places (see training/task_types/README.md): prompts written and labelled for
+this project, MMLU and GSM8K prompts labelled by their benchmark and subject, and Arena-Bench
+chat prompts labelled by hand (the labels are in the repository, the prompts are read from
+the shared data by question id).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.linear_model import LogisticRegression
+
+from gateway.classify.complexity_features import (
+    FEATURIZER_VERSION,
+    HEAD_CHARS,
+    MCQ,
+    TAIL_CHARS,
+    extract_features,
+)
+from gateway.classify.task_type import MCQ_FEATURE, TASK_MODEL_FORMAT
+from gateway.types import TASK_TYPES
+
+DEFAULT_LABELS_DIR = Path("training") / "task_types"
+AUTHORED_FILE = "authored.jsonl"
+ARENA_LABELS_FILE = "arena_bench_v1_labels.jsonl"
+ROUTELLM_FILE = Path("routing") / "routellm_mmlu_gsm8k.jsonl"
+ARENA_FILE = Path("routing") / "arena_bench_v1_judgments.jsonl"
+MMLU_MATH = frozenset(("abstract_algebra", "college_mathematics", "elementary_mathematics",
+                       "high_school_mathematics", "high_school_statistics"))
+MMLU_REASONING = frozenset(("formal_logic", "logical_fallacies"))
+MIN_DOCS = 2  # an n-gram seen in one training prompt only is memorisation, not signal
+EXPORT_DROP = 1e-3  # weights rows whose largest |w| is below this add nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    source: str  # "authored" | "mmlu" | "gsm8k" | "arena"
+    prompt: str
+    task: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTrainConfig:
+    seed: int = 0
+    c: float = 4.0  # inverse ridge penalty (4 beat 1 on arena cross-validation: 0.61 vs 0.58)
+    mmlu_per_subject: int = 6  # MMLU is one format: a few per subject teach "knowledge"
+    gsm8k_rows: int = 120
+
+
+@dataclass(frozen=True, slots=True)
+class TaskData:
+    authored: list[Labelled]
+    benchmark: list[Labelled]  # the sampled MMLU/GSM8K rows used for training
+    benchmark_rest: list[Labelled]  # the rest, for an in-distribution check
+    arena: list[Labelled]
+
+
+def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
+    """Every labelled prompt, with MMLU/GSM8K sampled (seeded) into train and rest."""
+    authored = [Labelled("authored", row["prompt"], row["task"])
+                for row in _read_jsonl(labels_dir / AUTHORED_FILE)]
+    labels = {row["question_id"]: row["task"]
+              for row in _read_jsonl(labels_dir / ARENA_LABELS_FILE)}
+    arena = [Labelled("arena", row["prompt"], labels[row["question_id"]])
+             for row in _read_jsonl(data_root / ARENA_FILE) if row["question_id"] in labels]
+    by_subject: dict[str, list[Labelled]] = {}
+    for row in _read_jsonl(data_root / ROUTELLM_FILE):
+        if row["benchmark"] == "gsm8k":
+            by_subject.setdefault("gsm8k", []).append(Labelled("gsm8k", row["prompt"], "math"))
+            continue
+        subject = row["subject"]
+        task = ("math" if subject in MMLU_MATH
+                else "reasoning" if subject in MMLU_REASONING else "knowledge")
+        by_subject.setdefault(subject, []).append(Labelled("mmlu", row["prompt"], task))
+    rng = random.Random(config.seed)
+    train: list[Labelled] = []
+    rest: list[Labelled] = []
+    for subject in sorted(by_subject):
+        rows = by_subject[subject]
+        rng.shuffle(rows)
+        take = config.gsm8k_rows if subject == "gsm8k" else config.mmlu_per_subject
+        train += rows[:take]
+        rest += rows[take:]
+    for row in (*authored, *arena):
+        if row.task not in TASK_TYPES:
+            raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")
+    return TaskData(authored, train, rest, arena)
+
+
+def feature_dict(prompt: str) -> dict[str, float]:
+    """The features TaskModel.scores reads, as one sparse dict for DictVectorizer."""
+    features = extract_features(prompt)
+    row = dict.fromkeys(features.ngrams, 1.0)
+    row.update(features.dense)
+    row[MCQ_FEATURE] = float(features.fmt == MCQ)
+    return row
+
+
+def fit(rows: Sequence[Labelled], config: TaskTrainConfig) -> dict[str, Any]:
+    """The model document for `rows` (the JSON TaskModel.from_document reads)."""
+    dicts = [feature_dict(r.prompt) for r in rows]
+    seen = Counter(k for d in dicts for k in d if not k.startswith("#"))
+    dicts = [{k: v for k, v in d.items() if k.startswith("#") or seen[k] >= MIN_DOCS}
+             for d in dicts]
+    vectorizer = DictVectorizer()
+    x = vectorizer.fit_transform(dicts)
+    y = np.array([TASK_TYPES.index(r.task) for r in rows])
+    model = LogisticRegression(C=config.c, class_weight="balanced", max_iter=3000)
+    model.fit(x, y)
+    # Classes missing from the data get no column; give them a very low intercept instead.
+    width = len(TASK_TYPES)
+    coef = np.zeros((x.shape[1], width))
+    intercept = np.full(width, -30.0)
+    weights, biases = model.coef_, model.intercept_
+    if len(model.classes_) == 2:
+        # Binary: one score for the second class; ±half of it gives the same softmax.
+        weights = np.vstack([-weights[0] / 2, weights[0] / 2])
+        biases = np.array([-biases[0] / 2, biases[0] / 2])
+    for column, cls in enumerate(model.classes_):
+        coef[:, cls] = weights[column]
+        intercept[cls] = biases[column]
+    ngrams: dict[str, list[float]] = {}
+    dense: dict[str, list[float]] = {}
+    for name, weights in zip(vectorizer.feature_names_, coef, strict=True):
+        if np.abs(weights).max() < EXPORT_DROP:
+            continue
+        (dense if name.startswith("#") else ngrams)[name] = [round(float(w), 4) for w in weights]
+    return {
+        "format": TASK_MODEL_FORMAT,
+        "featurizer": {"version": FEATURIZER_VERSION, "head_chars": HEAD_CHARS,
+                       "tail_chars": TAIL_CHARS},
+        "classes": list(TASK_TYPES),
+        "intercept": [round(float(w), 4) for w in intercept],
+        "ngrams": dict(sorted(ngrams.items())),
+        "dense": dict(sorted(dense.items())),
+        "training": {"config": {"seed": config.seed, "c": config.c,
+                                "mmlu_per_subject": config.mmlu_per_subject,
+                                "gsm8k_rows": config.gsm8k_rows},
+                     "examples": dict(sorted(Counter(r.source for r in rows).items()))},
+    }
+
+
+def write_task_model(document: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+def bootstrap_ci(hits: Sequence[bool], seed: int = 0, draws: int = 2000,
+                 level: float = 0.90) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `hits`."""
+    values = np.asarray(hits, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(draws, len(values)))].mean(axis=1)
+    tail = (1 - level) / 2
+    return float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"not found: {path}")
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]

@@ -1,0 +1,112 @@
+"""`gateway classifier train-tasks|eval-tasks`: the task-type model, trained on the labelled
+prompts in training/task_types/ and the shared data, and its accuracy on prompts it was not
+trained on (registered on the `classifier` group when imported)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModel
+from gateway.cli.sensitivity_commands import classifier
+
+if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from gateway.classify.task_type_train import (
+        Labelled,
+        TaskData,
+        TaskTrainConfig,
+    )
+
+FOLDS = 5
+
+_data_option = click.option(
+    "--data", "data_root", required=True, type=click.Path(path_type=Path),
+    help="data root holding routing/routellm_mmlu_gsm8k.jsonl and arena_bench_v1_judgments")
+_labels_option = click.option(
+    "--labels", "labels_dir", type=click.Path(path_type=Path),
+    default=Path("training") / "task_types", show_default=True,
+    help="folder with authored.jsonl and arena_bench_v1_labels.jsonl")
+
+
+@classifier.command("train-tasks")
+@_data_option
+@_labels_option
+@click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_TASK_MODEL_PATH,
+              show_default=True, help="where to write the model JSON")
+def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
+    """Train the task-type model on every labelled prompt and write it."""
+    from gateway.classify.task_type_train import TaskTrainConfig, fit, write_task_model
+
+    config = TaskTrainConfig()
+    data = _load_or_exit(labels_dir, data_root, config)
+    rows = [*data.authored, *data.benchmark, *data.arena]
+    document = fit(rows, config)
+    write_task_model(document, out)
+    click.echo(f"trained on {len(rows)} prompts {document['training']['examples']};"
+               f" wrote {out} ({out.stat().st_size / 1024:.0f} KiB)")
+
+
+@classifier.command("eval-tasks")
+@_data_option
+@_labels_option
+def eval_tasks(data_root: Path, labels_dir: Path) -> None:
+    """Accuracy on labelled prompts the model was not trained on, with bootstrap 90 % CIs:
+    Arena-Bench chat prompts by a model trained without any of them (transfer), the same
+    prompts by 5-fold cross-validation (the shipped model's recipe, each fold unseen), and
+    MMLU/GSM8K rows outside the training sample."""
+    from gateway.classify.task_type_train import TaskTrainConfig, fit
+
+    config = TaskTrainConfig()
+    data = _load_or_exit(labels_dir, data_root, config)
+    without_arena = TaskModel.from_document(fit([*data.authored, *data.benchmark], config))
+    _report("arena, trained without it", data.arena, _predict(without_arena, data.arena))
+    _report(f"arena, {FOLDS}-fold", *_cross_validate(data, config))
+    rest = data.benchmark_rest[:: max(1, len(data.benchmark_rest) // 1500)]
+    _report("mmlu+gsm8k, unsampled rows", rest, _predict(without_arena, rest))
+
+
+def _cross_validate(data: TaskData, config: TaskTrainConfig) -> tuple[list[Labelled], list[str]]:
+    from gateway.classify.task_type_train import fit
+
+    arena = list(data.arena)
+    random.Random(config.seed).shuffle(arena)
+    rows: list[Labelled] = []
+    predicted: list[str] = []
+    for fold in range(FOLDS):
+        test = arena[fold::FOLDS]
+        train = [r for i, r in enumerate(arena) if i % FOLDS != fold]
+        model = TaskModel.from_document(fit([*data.authored, *data.benchmark, *train], config))
+        rows += test
+        predicted += _predict(model, test)
+    return rows, predicted
+
+
+def _predict(model: TaskModel, rows: Sequence[Labelled]) -> list[str]:
+    return [model.assess(r.prompt).type for r in rows]
+
+
+def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> None:
+    from gateway.classify.task_type_train import bootstrap_ci
+
+    hits = [p == r.task for p, r in zip(predicted, rows, strict=True)]
+    low, high = bootstrap_ci(hits)
+    click.echo(f"{name:28} n={len(hits):5}  accuracy {sum(hits) / len(hits):.3f}"
+               f"  90% CI [{low:.3f}, {high:.3f}]")
+    confusions = Counter((r.task, p) for p, r in zip(predicted, rows, strict=True) if p != r.task)
+    if confusions:
+        click.echo("  most confused (label → predicted): " + ", ".join(
+            f"{t}→{p} {n}" for (t, p), n in confusions.most_common(5)))
+
+
+def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
+    from gateway.classify.task_type_train import load_task_data
+
+    try:
+        return load_task_data(labels_dir, data_root, config)
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
