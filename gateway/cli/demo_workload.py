@@ -94,7 +94,7 @@ def _token(rng: random.Random, alphabet: str, length: int) -> str:
 
 def sensitive_prompt(rng: random.Random) -> tuple[str, str]:
     """(kind, prompt) with planted personal data or a secret."""
-    upper = string.ascii_uppercase + string.digits
+    base32 = string.ascii_uppercase + "234567"  # what AWS key ids are written in
     choice = rng.randrange(4)
     if choice == 0:
         return "personal data", (f"Please update the billing card for Maria Lopez to "
@@ -104,7 +104,7 @@ def sensitive_prompt(rng: random.Random) -> tuple[str, str]:
         return "personal data", (f"Draft a reply to our customer Jonas Weber (phone +49 30 "
                                  f"{rng.randrange(1000000, 9999999)}) about his delayed "
                                  "refund.")
-    key_id = "AKIA" + _token(rng, upper, 16)
+    key_id = "AKIA" + _token(rng, base32, 16)
     secret = _token(rng, string.ascii_letters + string.digits + "/+", 40)
     if choice == 2:
         return "secret", ("Why does this deploy script fail?\n"

@@ -18,7 +18,9 @@ from gateway.types import SensitiveSpan
 
 _CONTEXT = (b"aws", b"secret", b"akia", b"asia")
 _REACH = 200  # characters either side of a context word searched for the key
-_KEY = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
+# Not inside a longer base64 run; an `=` before it is an assignment (padding only ends a
+# base64 run), so `AWS_SECRET_ACCESS_KEY=<key>` is found.
+_KEY = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"[0-9a-fA-F]{40}")
 MIN_ENTROPY = 4.0
 

@@ -20,6 +20,8 @@ def found(text: str) -> list[str]:
     f"my AWS secret is {SECRET}",
     f"AKIA4Q7ZJ3WT6M2RXB5N {SECRET}",
     f"AWS_SECRET_ACCESS_KEY: {SECRET}",
+    f"export AWS_SECRET_ACCESS_KEY={SECRET}",  # the shell form: '=' right before the key
+    f"aws_secret_access_key={SECRET}\nregion=eu-west-1",
     f'{{"SecretAccessKey": "{SECRET}", "AccessKeyId": "ASIA4Q7ZJ3WT6M2RXB5N"}}',
     f"{SECRET} is the secret for AKIA4Q7ZJ3WT6M2RXB5N",
 ])
@@ -32,6 +34,7 @@ def test_found_beside_its_context(text: str) -> None:
     "aws commit 3f786850e387550fdab836ed7e6dc881de23001b",  # a git hash
     "the secret is ThisIsAVeryLongIdentifierMadeOfWordsAbc1",  # words
     "aws " + "A" * 20 + "a" * 19 + "1",  # not random
+    f"aws blob {SECRET}{SECRET}",  # 80 characters: part of a longer base64 run, not a key
 ])
 def test_not_found_without_context_or_randomness(text: str) -> None:
     assert found(text) == []
