@@ -10,19 +10,16 @@ import asyncio
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import httpx
 import openai
 import pytest
 
 from gateway.cli.demo_workload import HARD, contract, luhn_card
 from gateway.package_data import demo_policy_path
+from tests.support.processes import Process
 from tests.support.servers import free_port
 
 SELF_HOSTED = {"llama-8b", "qwen-32b"}
@@ -46,33 +43,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     (home / "policy.yaml").write_text(text)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
-    log = (home / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "serve", "--policy", "policy.yaml", "--port",
-         str(port)], cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    serve = Process("serve", [sys.executable, "-m", "gateway", "serve", "--policy",
+                              "policy.yaml", "--port", str(port)], home, env, port)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (home / "serve.log").read_text()
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, (home / "serve.log").read_text()
-            time.sleep(0.1)
+        serve.wait_healthy(timeout_s=60)
         found = re.search(r"API key of tenant 'demo' \(shown once\): (sk-gw-\S+)",
-                          (home / "serve.log").read_text())
-        assert found, (home / "serve.log").read_text()
-        yield Demo(url, found.group(1))
+                          serve.output())
+        assert found, serve.output()
+        yield Demo(serve.url, found.group(1))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        finally:
-            log.close()
-    assert proc.returncode == 0, (home / "serve.log").read_text()
+        returncode = serve.stop()
+    assert returncode == 0, serve.output()
 
 
 def ask(demo: Demo, text: str, model: str = "auto", max_tokens: int = 32,

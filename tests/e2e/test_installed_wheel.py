@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,8 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.support.processes import Process
+from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = ("gateway", "migrations", "policies", "pyproject.toml", "README.md")
@@ -120,31 +121,14 @@ def _port_free(port: int) -> bool:
 def demo(installed: Installed) -> Iterator[str]:
     taken = [p for p in DEMO_PORTS if not _port_free(p)]
     assert not taken, f"the demo's simulated backends need 127.0.0.1 ports {taken}"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = (installed.home / "serve.log").open("w")
-    proc = subprocess.Popen([str(installed.venv / "bin" / "gateway"), "serve", "--port",
-                             str(port)], cwd=installed.home, env=installed.env(),
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    port = free_port()
+    serve = Process("serve", [str(installed.venv / "bin" / "gateway"), "serve", "--port",
+                              str(port)], installed.home, installed.env(), port)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (installed.home / "serve.log").read_text()
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, (installed.home / "serve.log").read_text()
-            time.sleep(0.1)
-        yield url
+        yield serve.wait_healthy(timeout_s=60).url
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-        log.close()
-    assert proc.returncode == 0
+        returncode = serve.stop()
+    assert returncode == 0, serve.output()
     assert all(_port_free(p) for p in DEMO_PORTS)  # the simulators stopped with it
 
 

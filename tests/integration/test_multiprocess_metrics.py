@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from tests.e2e.conftest import create_key
-from tests.resilience.processes import Process, sims_policy, start_sim
+from tests.resilience.processes import Process, gateway_process, sims_policy, start_sim
 from tests.support.servers import free_port
 
 REQUESTS = 40
@@ -62,7 +62,7 @@ def two_workers(tmp_path: Path) -> Iterator[TwoWorkers]:
         sim.wait_healthy()
         policy.write_text(sims_policy({"sim": sim.port}))
         port = free_port()
-        gateway = Process(
+        gateway = gateway_process(
             "gateway", ["serve", "--port", str(port), "--policy", str(policy), "--no-sim",
                         "--workers", "2"], tmp_path,
             {"GATEWAY_DATABASE_URL": db_url, "GATEWAY_LOG_LEVEL": "warning",

@@ -19,7 +19,7 @@ import pytest
 from gateway.app import create_app
 from gateway.settings import Settings
 from tests.e2e.conftest import create_key
-from tests.resilience.processes import REPO, Process
+from tests.resilience.processes import REPO, Process, gateway_process
 from tests.support.mock_openai import MockOpenAI
 from tests.support.servers import free_port, serve
 
@@ -127,7 +127,7 @@ def serve_process(tmp: Path, policy_path: Path, env: dict[str, str], workers: in
     port = free_port()
     settings = {"GATEWAY_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/gw.db",
                 "GATEWAY_LOG_LEVEL": "warning", "OTEL_SDK_DISABLED": "true", **env}
-    return Process("gateway", ["serve", "--port", str(port), "--policy", str(policy_path),
+    return gateway_process("gateway", ["serve", "--port", str(port), "--policy", str(policy_path),
                                "--no-sim", "--workers", str(workers)], tmp, settings, port)
 
 

@@ -4,79 +4,23 @@ them (a thread cannot be SIGKILLed, nor its memory told apart from the test's)."
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
 from tests.e2e.conftest import create_key
+from tests.support.processes import Process
 from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-class Process:
-    """One child process whose output goes to a log file (shown when a test fails)."""
-
-    def __init__(self, name: str, args: list[str], log_dir: Path, env: dict[str, str],
-                 port: int) -> None:
-        self.name, self.port = name, port
-        self.log_path = log_dir / f"{name}.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway", *args], cwd=log_dir, stdout=self._log,
-            stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(REPO), **env},
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def wait_healthy(self, path: str = "/health", timeout_s: float = 30) -> Process:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            assert self.proc.poll() is None, f"{self.name} exited:\n{self.output()}"
-            try:
-                if httpx.get(self.url + path, timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, f"{self.name} did not start:\n{self.output()}"
-            time.sleep(0.1)
-
-    def signal(self, signum: int) -> None:
-        self.proc.send_signal(signum)
-
-    def rss_kib(self) -> int:
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-        raise AssertionError("no VmRSS")
-
-    def output(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        """Terminate (then kill) if still running; idempotent."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)  # a stopped process cannot handle SIGTERM
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._log.close()
+def gateway_process(name: str, args: list[str], log_dir: Path, env: dict[str, str],
+                    port: int) -> Process:
+    """`python -m gateway ARGS` from this checkout, with the test's environment and `env`."""
+    return Process(name, [sys.executable, "-m", "gateway", *args], log_dir,
+                   {**os.environ, "PYTHONPATH": str(REPO), **env}, port)
 
 
 def start_sim(log_dir: Path, name: str, model: str = "sim-model", **knobs: float | int) -> Process:
@@ -84,7 +28,7 @@ def start_sim(log_dir: Path, name: str, model: str = "sim-model", **knobs: float
     args = ["sim", "--port", str(port), "--model", model, "--max-model-len", "1024"]
     for knob, value in knobs.items():
         args += [f"--{knob.replace('_', '-')}", str(value)]
-    return Process(name, args, log_dir, {}, port)
+    return gateway_process(name, args, log_dir, {}, port)
 
 
 def start_gateway(log_dir: Path, policy_path: Path, db_url: str, **env: str) -> Process:
@@ -93,7 +37,7 @@ def start_gateway(log_dir: Path, policy_path: Path, db_url: str, **env: str) -> 
                 "GATEWAY_POLICY_POLL_INTERVAL_S": "0.2", "OTEL_SDK_DISABLED": "true",
                 **{f"GATEWAY_{k.upper()}": v for k, v in env.items()}}
     args = ["serve", "--port", str(port), "--policy", str(policy_path), "--no-sim"]
-    return Process("gateway", args, log_dir, settings, port)
+    return gateway_process("gateway", args, log_dir, settings, port)
 
 
 def sims_policy(ports: dict[str, int], *, extra: str = "") -> str:
