@@ -13,6 +13,7 @@ from typing import Protocol
 import httpx
 
 from gateway.scraper.dcgm import DcgmParseError, GpuSample, parse_dcgm
+from gateway.scraper.page_fetch import PageError, fetch_page
 
 logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a DCGM page is a few KB per GPU
@@ -56,16 +57,10 @@ class DcgmPoller:
 
     async def _scrape(self, name: str, url: str) -> None:
         try:
-            async with self._client.stream("GET", url, timeout=self._timeout_s) as response:
-                if response.status_code != 200:
-                    raise DcgmParseError(f"HTTP {response.status_code}")
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_BODY_BYTES:
-                        raise DcgmParseError(f"response larger than {MAX_BODY_BYTES} bytes")
-            sample = parse_dcgm(body.decode("utf-8", errors="replace"))
-        except (httpx.HTTPError, DcgmParseError) as exc:
+            page = await fetch_page(self._client, url, timeout_s=self._timeout_s,
+                                    max_bytes=MAX_BODY_BYTES)
+            sample = parse_dcgm(page)
+        except (httpx.HTTPError, PageError, DcgmParseError) as exc:
             # GPU telemetry is optional: a report without it, never a failed gateway.
             problem = f"{type(exc).__name__}: {exc}"[:200]
             if self.errors.get(name) != problem:

@@ -20,6 +20,7 @@ from gateway.scraper.engine_metrics import (
     derive_load,
     parse_metrics,
 )
+from gateway.scraper.page_fetch import PageError, fetch_page
 from gateway.types import BackendLoad
 
 logger = logging.getLogger(__name__)
@@ -151,15 +152,11 @@ class MetricsPoller:
             raise ScrapeError(f"{type(exc).__name__}: {exc}"[:200]) from exc
 
     async def _get(self, url: str) -> str:
-        async with self._client.stream("GET", url, timeout=self._timeout_s) as response:
-            if response.status_code != 200:
-                raise ScrapeError(f"HTTP {response.status_code}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_BODY_BYTES:
-                    raise ScrapeError(f"response larger than {MAX_BODY_BYTES} bytes")
-        return body.decode("utf-8", errors="replace")
+        try:
+            return await fetch_page(self._client, url, timeout_s=self._timeout_s,
+                                    max_bytes=MAX_BODY_BYTES)
+        except PageError as exc:
+            raise ScrapeError(str(exc)) from exc
 
     def _report_error(self, name: str, url: str, error: str) -> None:
         if self._targets.get(name) != url:
