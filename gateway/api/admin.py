@@ -15,8 +15,8 @@ from gateway.api.parsing import parse_route_request
 from gateway.audit.admin_log import AdminLog
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
-from gateway.routing.explain import explain
 from gateway.tenancy.repository import TenantExists
+from gateway.tools.explain import explain
 from gateway.types import Endpoint, TenantContext
 
 

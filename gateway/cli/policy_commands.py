@@ -17,7 +17,7 @@ from gateway.types import Endpoint  # light: the endpoints the explain option of
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from gateway.audit.reading import AuditRange
     from gateway.policy.loader import PolicySet
-    from gateway.routing.replay_report import ReplayReport
+    from gateway.tools.replay_report import ReplayReport
 
 
 @click.group()
@@ -77,8 +77,8 @@ def explain_command(policy_path: Path | None, tenant: str, request_path: Path, e
     from gateway.classify.standard import standard_classifier
     from gateway.errors import GatewayError
     from gateway.policy.loader import PolicyError, load_policy
-    from gateway.routing.explain import explain, render_table
     from gateway.settings import Settings
+    from gateway.tools.explain import explain, render_table
     from gateway.types import TenantContext
 
     try:
@@ -131,8 +131,8 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     from gateway.audit.reading import AuditRange
     from gateway.cli.replay_capacity import capacity_changes, capacity_json, capacity_lines
     from gateway.policy.loader import PolicyError, load_policy
-    from gateway.routing.replay_table import render_table
     from gateway.settings import Settings
+    from gateway.tools.replay_table import render_table
 
     try:
         loaded = load_policy(policy_path)
@@ -164,7 +164,7 @@ async def _replay(loaded: PolicySet, name: str, span: AuditRange, url: str, page
     from gateway.audit.reading import count_rows, stream_pages
     from gateway.db.engine import create_engine
     from gateway.db.migrate import upgrade
-    from gateway.routing.replay import COLUMNS, Replayer
+    from gateway.tools.replay import COLUMNS, Replayer
 
     engine = create_engine(url)
     try:
