@@ -47,8 +47,8 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     import uvicorn
     from pydantic import ValidationError
 
-    from gateway.api.connection_guard import GuardedHttpToolsProtocol
     from gateway.classify.presidio import PresidioUnavailable, presidio_config
+    from gateway.cli.connection_guard import GuardedHttpToolsProtocol
     from gateway.policy.loader import PolicyError, load_policy
     from gateway.settings import Settings
 

@@ -1,0 +1,125 @@
+"""assemble(): every part of a running gateway, built in the order they depend on each other.
+
+Read top to bottom it is the start-up; read bottom to top it is the shutdown, because each
+builder registers its part's close on the exit stack as soon as the part exists. So the
+routing service drains its stream ends before the audit writer, budget store and providers
+it records, settles and dispatches with are closed, and the engine goes last but for the
+metrics and traces that watch all of it."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from datetime import timedelta
+
+import httpx
+
+from gateway.assembly.classification import open_classifier
+from gateway.assembly.fleet import open_fleet, start_scrapers
+from gateway.assembly.observability import open_observability, publish_metrics
+from gateway.assembly.overrides import Overrides
+from gateway.assembly.policy import open_policy, record_policy_changes, watch_policy
+from gateway.assembly.providers import open_providers
+from gateway.assembly.secrets import gateway_secrets, keep_secrets_fresh
+from gateway.assembly.storage import open_budget_store, open_database, open_redis
+from gateway.assembly.tasks import keep_running
+from gateway.assembly.tenancy import open_last_known, open_tenancy
+from gateway.audit.admin_log import AdminLog
+from gateway.audit.journal import Journal
+from gateway.audit.mirror import JsonLinesMirror
+from gateway.audit.partitions import is_postgres, keep_partitions_ahead
+from gateway.audit.repository import AuditRepository
+from gateway.audit.spool import Spool
+from gateway.audit.writer import AuditWriter
+from gateway.budget.redis_probe import RedisProbe
+from gateway.classify.presidio import PresidioConfig
+from gateway.components import Components, EdgeLimits
+from gateway.conversations.repository import ResponseRepository
+from gateway.conversations.retention import keep_purging
+from gateway.db.probe import DatabaseProbe
+from gateway.providers.engine_tokens import EngineTokenCounter
+from gateway.reports.reader import ReportReader
+from gateway.routing.budgeting import BudgetGate
+from gateway.routing.service import RoutingService
+from gateway.settings import Settings
+from gateway.tools.capacity_html import CapacityReport
+from gateway.tools.live_explain import LiveExplainer
+
+
+async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrides, *,
+                   version: str, presidio: PresidioConfig | None) -> Components:
+    seen = open_observability(stack, settings, version)
+    metrics = seen.metrics
+    secrets = gateway_secrets(settings)
+    policy = open_policy(settings, overrides.policy, metrics)
+    classifier = open_classifier(stack, settings, presidio, policy.current)
+    engine = await open_database(stack, settings)
+    redis = open_redis(stack, settings)
+    budget_store = open_budget_store(stack, settings, redis, metrics)
+    providers = (overrides.providers if overrides.providers is not None
+                 else open_providers(stack, settings))
+    # Backends' own token counts (vLLM /tokenize, Anthropic count_tokens) where the policy
+    # asks for them.
+    tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32),
+                                        transport=overrides.tokenize_transport)
+    stack.push_async_callback(tokenize_client.aclose)
+    last_known = await open_last_known(stack, settings)
+    tenancy = open_tenancy(stack, settings, engine, last_known)
+    fleet = open_fleet(settings, policy, metrics)
+    audit = AuditWriter(
+        AuditRepository(engine), Spool(settings.spool_dir),
+        mirror=JsonLinesMirror(settings.audit_log_path) if settings.audit_log_path else None,
+        journal=(Journal(fsync_interval_s=settings.audit_journal_fsync_s)
+                 if settings.audit_journal else None),
+        observer=metrics.requests.observe,
+    )
+    metrics.watch_audit(audit.numbers)
+    await audit.start()  # replays a spool an earlier run left
+    stack.push_async_callback(audit.stop)
+    routing = RoutingService(
+        policy=policy,
+        classifier=classifier,
+        fleet=fleet,
+        budget=BudgetGate(budget_store, metrics),
+        limits=tenancy.limits,
+        providers=providers,
+        audit=audit,
+        tracing=seen.tracing,
+        engine_counter=EngineTokenCounter(tokenize_client),
+    )
+    # Closed before everything above: a stream that ended as the server stopped still
+    # settles its budget and lands its audit row.
+    stack.push_async_callback(routing.aclose)
+    admin_log = AdminLog(engine)
+    await record_policy_changes(stack, policy, admin_log, engine)
+    start_scrapers(stack, fleet, policy, engine, overrides.scrape_transport)
+    responses = ResponseRepository(engine, timedelta(days=settings.responses_retention_days))
+    keep_running(stack, keep_purging(responses), "responses-retention")
+    if is_postgres(engine):
+        keep_running(stack, keep_partitions_ahead(engine), "audit-partitions")
+    keep_secrets_fresh(stack, settings, secrets, policy)
+    publish_metrics(stack, metrics, audit)
+    watch_policy(stack, policy)
+    return Components(
+        edge=EdgeLimits(settings.max_body_bytes, settings.body_read_timeout_s,
+                        settings.key_cache_ttl_s),
+        secrets=secrets,
+        tenants=tenancy.tenants,
+        authenticator=tenancy.authenticator,
+        policy=policy,
+        fleet=fleet,
+        audit=audit,
+        admin_log=admin_log,
+        routing=routing,
+        classifier=classifier,
+        metrics=metrics,
+        budget_store=budget_store,
+        limits=tenancy.limits,
+        limits_repo=tenancy.limits_repo,
+        reports=ReportReader(engine),
+        capacity=CapacityReport(engine),
+        explainer=LiveExplainer(classifier, policy, fleet),
+        database=DatabaseProbe(engine),
+        redis=RedisProbe(redis) if redis is not None else None,
+        key_changes=tenancy.key_changes,
+        responses=responses,
+    )
