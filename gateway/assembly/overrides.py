@@ -16,7 +16,8 @@ from gateway.upstream import Provider
 @dataclass(frozen=True, slots=True)
 class Overrides:
     policy: PolicySet | None = None  # fixed: the policy file is neither read nor watched
-    # Provider kind → provider, instead of the built-in set; the caller's to close.
+    # Provider kind → provider, instead of the built-in set. Handed over: closed at shutdown
+    # like the parts the app builds (an aiohttp pool belongs to the app's event loop).
     providers: Mapping[str, Provider] | None = None
     # Under the clients that scrape /metrics and DCGM exporters, and that ask backends for
     # their own token counts; each closes with its client at shutdown (httpx's rule).

@@ -55,8 +55,7 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
     engine = await open_database(stack, settings)
     redis = open_redis(stack, settings)
     budget_store = open_budget_store(stack, settings, redis, metrics)
-    providers = (overrides.providers if overrides.providers is not None
-                 else open_providers(stack, settings))
+    providers = open_providers(stack, settings, overrides.providers)
     # Backends' own token counts (vLLM /tokenize, Anthropic count_tokens) where the policy
     # asks for them.
     tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32),

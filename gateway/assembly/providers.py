@@ -1,4 +1,5 @@
-"""The providers requests are dispatched to, by provider kind: the one place they are built."""
+"""The providers requests are dispatched to, by provider kind: built in one place (or handed
+in by the caller), each closed at shutdown."""
 
 from __future__ import annotations
 
@@ -12,22 +13,27 @@ from gateway.settings import Settings
 from gateway.upstream import Provider
 
 
-def open_providers(stack: AsyncExitStack, settings: Settings) -> Mapping[str, Provider]:
+def open_providers(stack: AsyncExitStack, settings: Settings,
+                   injected: Mapping[str, Provider] | None) -> Mapping[str, Provider]:
+    providers = injected if injected is not None else build_providers(settings)
+    # One instance may serve several kinds: each is closed once.
+    for provider in {id(p): p for p in providers.values()}.values():
+        stack.push_async_callback(provider.aclose)
+    return providers
+
+
+def build_providers(settings: Settings) -> dict[str, Provider]:
+    """Provider kind → provider: the one place provider instances are built."""
     limits = {
         "connect_timeout_s": settings.upstream_connect_timeout_s,
         "read_timeout_s": settings.upstream_read_timeout_s,
         "max_connections": settings.upstream_max_connections,
     }
-    # --- provider construction: kind → provider (one instance may serve several kinds) ---
     compat = OpenAICompatProvider(**limits)
-    providers: dict[str, Provider] = {
+    return {
         "vllm": compat,
         "openai_compat": compat,
         "openai": OpenAICompatProvider(**limits, dialect=OpenAIDialect()),
         "azure": OpenAICompatProvider(**limits, dialect=AzureDialect()),
         "anthropic": AnthropicProvider(**limits),
     }
-    # --- end of provider construction ---
-    for provider in set(providers.values()):
-        stack.push_async_callback(provider.aclose)
-    return providers
