@@ -1,5 +1,6 @@
 """The request classifier: its worker processes (exact token counts, Presidio), warmed at
-start-up rather than on a user's request, and the redaction of the gateway's own logs."""
+start-up rather than on a user's request, and the redaction of the gateway's own logs; and
+the backends' own token counts, where a policy asks for them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import AsyncExitStack
 from multiprocessing import get_context
 
+import httpx
+
 from gateway.classify.presidio import PresidioConfig, PresidioFinder
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
@@ -16,6 +19,7 @@ from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import warm_worker
 from gateway.policy.loader import PolicySet
 from gateway.policy.token_counting import extra_encodings
+from gateway.providers.engine_tokens import EngineTokenCounter
 from gateway.settings import Settings
 from gateway.telemetry.log_output import redact_gateway_logs
 
@@ -50,3 +54,11 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
 
     stack.push_async_callback(stop_warming)
     return classifier
+
+
+def open_engine_counter(stack: AsyncExitStack,
+                        transport: httpx.AsyncBaseTransport | None) -> EngineTokenCounter:
+    """vLLM /tokenize and Anthropic count_tokens, asked when the estimate would refuse."""
+    client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32), transport=transport)
+    stack.push_async_callback(client.aclose)
+    return EngineTokenCounter(client)

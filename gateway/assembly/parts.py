@@ -2,18 +2,17 @@
 
 Read top to bottom it is the start-up; read bottom to top it is the shutdown, because each
 builder registers its part's close on the exit stack as soon as the part exists. So the
-routing service drains its stream ends before the audit writer, budget store and providers
-it records, settles and dispatches with are closed, and the engine goes last but for the
-metrics and traces that watch all of it."""
+policy watch and the background tasks stop first, the routing service drains its stream
+ends before the audit writer, budget store and providers it records, settles and
+dispatches with are closed, and the metrics and traces that watch all of it close last."""
 
 from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from datetime import timedelta
 
-import httpx
-
-from gateway.assembly.classification import open_classifier
+from gateway.assembly.audit import open_audit
+from gateway.assembly.classification import open_classifier, open_engine_counter
 from gateway.assembly.fleet import open_fleet, start_scrapers
 from gateway.assembly.observability import open_observability, publish_metrics
 from gateway.assembly.overrides import Overrides
@@ -24,19 +23,13 @@ from gateway.assembly.storage import open_budget_store, open_database, open_redi
 from gateway.assembly.tasks import keep_running
 from gateway.assembly.tenancy import open_last_known, open_tenancy
 from gateway.audit.admin_log import AdminLog
-from gateway.audit.journal import Journal
-from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
-from gateway.audit.repository import AuditRepository
-from gateway.audit.spool import Spool
-from gateway.audit.writer import AuditWriter
 from gateway.budget.redis_probe import RedisProbe
 from gateway.classify.presidio import PresidioConfig
 from gateway.components import Components, EdgeLimits
 from gateway.conversations.repository import ResponseRepository
 from gateway.conversations.retention import keep_purging
 from gateway.db.probe import DatabaseProbe
-from gateway.providers.engine_tokens import EngineTokenCounter
 from gateway.reports.reader import ReportReader
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.service import RoutingService
@@ -47,8 +40,8 @@ from gateway.tools.live_explain import LiveExplainer
 
 async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrides, *,
                    version: str, presidio: PresidioConfig | None) -> Components:
-    seen = open_observability(stack, settings, version)
-    metrics = seen.metrics
+    observability = open_observability(stack, settings, version)
+    metrics = observability.metrics
     secrets = gateway_secrets(settings)
     policy = open_policy(settings, overrides.policy, metrics)
     classifier = open_classifier(stack, settings, presidio, policy.current)
@@ -56,24 +49,11 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
     redis = open_redis(stack, settings)
     budget_store = open_budget_store(stack, settings, redis, metrics)
     providers = open_providers(stack, settings, overrides.providers)
-    # Backends' own token counts (vLLM /tokenize, Anthropic count_tokens) where the policy
-    # asks for them.
-    tokenize_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32),
-                                        transport=overrides.tokenize_transport)
-    stack.push_async_callback(tokenize_client.aclose)
+    engine_counter = open_engine_counter(stack, overrides.tokenize_transport)
     last_known = await open_last_known(stack, settings)
     tenancy = open_tenancy(stack, settings, engine, last_known)
     fleet = open_fleet(settings, policy, metrics)
-    audit = AuditWriter(
-        AuditRepository(engine), Spool(settings.spool_dir),
-        mirror=JsonLinesMirror(settings.audit_log_path) if settings.audit_log_path else None,
-        journal=(Journal(fsync_interval_s=settings.audit_journal_fsync_s)
-                 if settings.audit_journal else None),
-        observer=metrics.requests.observe,
-    )
-    metrics.watch_audit(audit.numbers)
-    await audit.start()  # replays a spool an earlier run left
-    stack.push_async_callback(audit.stop)
+    audit = await open_audit(stack, settings, engine, metrics)
     routing = RoutingService(
         policy=policy,
         classifier=classifier,
@@ -82,8 +62,8 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
         limits=tenancy.limits,
         providers=providers,
         audit=audit,
-        tracing=seen.tracing,
-        engine_counter=EngineTokenCounter(tokenize_client),
+        tracing=observability.tracing,
+        engine_counter=engine_counter,
     )
     # Closed before everything above: a stream that ended as the server stopped still
     # settles its budget and lands its audit row.

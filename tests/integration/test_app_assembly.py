@@ -1,16 +1,22 @@
-"""create_app(settings, overrides=...) puts the parts a caller hands in where the settings
-would have built their own: requests are dispatched through the injected providers (which are
-closed with the app, like the parts it builds), and the fleet is scraped through the
-injected HTTP transport (closed with the scrape client at shutdown, as httpx closes one)."""
+"""The composition root. create_app(settings, overrides=...) puts the parts a caller hands in
+where the settings would have built their own: requests are dispatched through the injected
+providers (closed with the app, like the parts it builds), and the fleet is scraped through
+the injected HTTP transport (closed with the scrape client, as httpx closes one). And a
+start-up that fails half-way closes the parts it had already built."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import openai
+import pytest
+from sqlalchemy.exc import OperationalError
+from starlette.types import ASGIApp, Message
 
 from gateway.app import create_app
 from gateway.assembly.overrides import Overrides
@@ -22,7 +28,7 @@ from gateway.sim.server import create_sim_app
 from gateway.types import Backend, Endpoint, Payload
 from gateway.upstream import UpstreamReply, UpstreamStream
 from tests.e2e.conftest import FAST, create_key
-from tests.support.servers import ServerThread, serve
+from tests.support.servers import ServerThread, free_port, serve
 
 
 @dataclass
@@ -101,3 +107,32 @@ def test_injected_providers_and_scrape_transport_are_the_ones_used(tmp_path: Pat
     assert "/metrics" in transport.paths  # the sim's vLLM metrics, through the injected one
     assert transport.closed  # closed with the scrape client that carried it
     assert provider.closed  # handed over: closed with the app
+
+
+def test_a_start_up_that_fails_half_way_closes_what_it_had_built(tmp_path: Path) -> None:
+    (tmp_path / "gw.db").mkdir()  # the embedded database's file is a directory: migrating fails
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/gw.db",
+                        audit_spool_dir=tmp_path / "spool")
+    app = create_app(settings, policy=parse_policy(policy_yaml(free_port())))
+    before = logging.getLogRecordFactory()
+    sent = asyncio.run(start_up(app))
+    assert sent == ["lifespan.startup.failed"]
+    # The classifier, built before the database, had put its redaction in front of the
+    # gateway's logs: unwinding the start-up took it out again.
+    assert logging.getLogRecordFactory() is before
+
+
+async def start_up(app: ASGIApp) -> list[str]:
+    """The ASGI lifespan's start-up, as a server drives it; the messages the app sent."""
+    asked = iter([{"type": "lifespan.startup"}])
+    sent: list[str] = []
+
+    async def receive() -> Message:
+        return next(asked)
+
+    async def send(message: Message) -> None:
+        sent.append(message["type"])
+
+    with pytest.raises(OperationalError, match="unable to open database file"):
+        await app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send)
+    return sent
