@@ -1,4 +1,5 @@
-"""Process settings from the environment (prefix GATEWAY_); read only by app.py and cli/.
+"""Process settings from the environment (prefix GATEWAY_); read only by the composition
+root (app.py, assembly/) and cli/.
 
 Secrets (admin key, metrics key, key pepper, provider API keys) come from the environment
 or from files (GATEWAY_*_FILE; a policy's api_key_file), never from policy YAML, and are never
