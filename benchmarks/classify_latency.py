@@ -70,7 +70,7 @@ async def measure(
     extra = PresidioFinder.in_processes(presidio_config("", 0.4, ""), 2) if presidio else None
     if extra is not None:
         await extra.warm()
-    # As gateway/app.py builds it.
+    # As gateway/assembly/classification.py builds it.
     classifier = standard_classifier(pool, parallelism=2, extra=extra)
     base = corpus()
     rows = []

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from gateway.classify.complexity import ComplexityModel
-from gateway.classify.router_fit import JudgedPrompt, fit_router
 from gateway.classify.router_model import RouterModel
-from gateway.classify.routing_metrics import apgr, routing_curve
+from gateway.tools.router_fit import JudgedPrompt, fit_router
+from gateway.tools.routing_metrics import apgr, routing_curve
 
 
 def main() -> None:

@@ -28,8 +28,8 @@ from sklearn.linear_model import LogisticRegression
 
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_features import extract_features
-from gateway.classify.routing_metrics import apgr, routing_curve
 from gateway.classify.task_type import TaskModel
+from gateway.tools.routing_metrics import apgr, routing_curve
 
 Array = np.ndarray
 

@@ -1,4 +1,5 @@
-"""Process settings from the environment (prefix GATEWAY_); read only by app.py and cli/.
+"""Process settings from the environment (prefix GATEWAY_); read only by the composition
+root (app.py, assembly/) and cli/.
 
 Secrets (admin key, metrics key, key pepper, provider API keys) come from the environment
 or from files (GATEWAY_*_FILE; a policy's api_key_file), never from policy YAML, and are never
@@ -36,7 +37,7 @@ class Settings(BaseSettings):
     # admits against them locally (gateway/budget/leasing.py); 0 asks Redis per request.
     budget_lease_s: float = Field(default=0.5, ge=0)
     # A request's header block must arrive within this long and stay under this size
-    # (uvicorn bounds neither; gateway/api/connection_guard.py).
+    # (uvicorn bounds neither; gateway/cli/connection_guard.py).
     header_timeout_s: float = Field(default=15.0, gt=0)
     max_header_bytes: int = Field(default=65536, ge=4096)
     limits_cache_ttl_s: float = Field(default=5.0, ge=0)  # admin-set limits reach replicas

@@ -12,10 +12,8 @@ from starlette.requests import Request
 
 from gateway.api.auth import require_admin
 from gateway.api.parsing import parse_route_request
-from gateway.audit.admin_log import AdminLog
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
-from gateway.routing.explain import explain
 from gateway.tenancy.repository import TenantExists
 from gateway.types import Endpoint, TenantContext
 
@@ -39,7 +37,7 @@ async def record_action(
     parts: Components, action: str, target: str, details: dict[str, object] | None = None
 ) -> None:
     """Into the admin chain, after the action succeeded (a failure to record is an error)."""
-    await AdminLog(parts.engine).record(API_ACTOR, action, target, details)
+    await parts.admin_log.record(API_ACTOR, action, target, details)
 
 
 class TenantIn(BaseModel):
@@ -162,9 +160,7 @@ async def explain_route(body: ExplainIn, parts: Admin) -> dict[str, object]:
     route_request = parse_route_request(raw, endpoint, "explain", ",".join(body.tags) or None)
     row = await parts.tenants.get_tenant(body.tenant)
     tenant = TenantContext(row.id if row else body.tenant, body.tenant, "-")
-    return await explain(
-        parts.classifier, parts.policy.current, tenant, route_request, parts.fleet.snapshot()
-    )
+    return await parts.explainer.explain(tenant, route_request)
 
 
 @router.post("/policy/reload")

@@ -19,7 +19,6 @@ from gateway.components import Components
 from gateway.errors import BudgetStoreUnavailable, DatabaseUnavailable, InvalidRequest, NotFound
 from gateway.policy.schema import BudgetSpec, LimitsSpec
 from gateway.reports.gpus import declared_gpus
-from gateway.reports.tenant_cost import month_cost
 from gateway.routing.usage import usage_report
 from gateway.types import TenantContext
 
@@ -106,8 +105,8 @@ async def _month_cost(parts: Components, tenant_id: str) -> dict[str, Any] | Non
     the prices used to enforce them). None while the database cannot answer: budgets live in
     Redis and still answer."""
     try:
-        return await month_cost(parts.engine, tenant_id,
-                                declared_gpus(parts.policy.current), datetime.now(UTC))
+        return await parts.reports.month_cost(tenant_id, declared_gpus(parts.policy.current),
+                                              datetime.now(UTC))
     except (DatabaseUnavailable, SQLAlchemyError, OSError):
         log.warning("usage: the month's cost could not be read from the database")
         return None

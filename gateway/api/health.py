@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import orjson
 from fastapi import APIRouter
-from sqlalchemy import text
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -35,8 +34,7 @@ async def ready(request: Request) -> Response:
     parts: Components = request.app.state.components
     checks: dict[str, str] = {}
     try:
-        async with parts.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        await parts.database.ping()
         checks["database"] = "ok"
     except Exception as exc:  # readiness reports any failure rather than raising
         checks["database"] = database_down(type(exc).__name__, parts.authenticator.known_keys)
@@ -53,7 +51,7 @@ async def ready(request: Request) -> Response:
     if parts.key_changes is not None:
         checks["key_changes"] = ("ok" if parts.key_changes.connected else
                                  f"degraded: channel down; revocations apply within "
-                                 f"{parts.settings.key_cache_ttl_s:g} s")
+                                 f"{parts.edge.key_cache_ttl_s:g} s")
     healthy = not any(v.startswith("error") for v in checks.values())
     body = orjson.dumps({"status": "ready" if healthy else "not_ready", "checks": checks})
     return Response(body, status_code=200 if healthy else 503, media_type="application/json")

@@ -70,8 +70,8 @@ async def _parse(
 ) -> tuple[Components, TenantContext, RouteRequest]:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
-    raw = await read_body(request, parts.settings.max_body_bytes,
-                          parts.settings.body_read_timeout_s, body_gate(request))
+    raw = await read_body(request, parts.edge.max_body_bytes,
+                          parts.edge.body_read_timeout_s, body_gate(request))
     try:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:

@@ -38,8 +38,8 @@ def _components(request: Request) -> Components:
 async def _route(request: Request, endpoint: Endpoint) -> Response:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
-    body = await read_body(request, parts.settings.max_body_bytes,
-                           parts.settings.body_read_timeout_s, body_gate(request))
+    body = await read_body(request, parts.edge.max_body_bytes,
+                           parts.edge.body_read_timeout_s, body_gate(request))
     route_request = parse_route_request(
         body,
         endpoint,

@@ -16,9 +16,8 @@ from gateway.components import Components
 from gateway.errors import InvalidRequest
 from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
-from gateway.reports.page_data import RangeError, load_page, report_range
+from gateway.reports.page_data import RangeError, report_range
 from gateway.reports.periods import page_days
-from gateway.tools.capacity_html import capacity_section
 
 router = APIRouter(prefix="/admin")
 
@@ -52,9 +51,8 @@ async def report_page(
     except RangeError as exc:
         raise InvalidRequest(str(exc), param="since") from None
     policy = parts.policy.current
-    data = await load_page(parts.engine, rng, declared_gpus(policy),
-                           {name: b.zone for name, b in policy.backends.items()})
+    data = await parts.reports.page(rng, declared_gpus(policy),
+                                    {name: b.zone for name, b in policy.backends.items()})
     start, end = rng.bounds(data.generated_at)
-    capacity = await capacity_section(parts.engine, policy, start, end) \
-        if rng.tenant is None else ""
+    capacity = await parts.capacity.section(policy, start, end) if rng.tenant is None else ""
     return HTMLResponse(render_page(data, [capacity]), headers=HEADERS)

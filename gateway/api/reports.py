@@ -17,14 +17,7 @@ from gateway.api.auth import authenticate_tenant
 from gateway.components import Components
 from gateway.errors import InvalidRequest, NotFound
 from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_limit
-from gateway.reports.build import (
-    Scope,
-    audit_report,
-    cost_report,
-    dimension,
-    economics_report,
-    savings_report,
-)
+from gateway.reports.build import Scope, dimension
 from gateway.reports.gpus import declared_gpus
 from gateway.reports.periods import Period, parse_period
 from gateway.reports.queries import Dimension
@@ -113,16 +106,16 @@ Own = Annotated[tuple[Components, Scope], Depends(_own_scope)]
 @admin_router.get("/cost")
 async def admin_cost(parts: Admin, params: Params, tenant: str | None = None) -> Response:
     scope = await _admin_scope(parts, tenant)
-    table = await cost_report(parts.engine, params.period(scope), scope, params.grouping("cost"),
-                              declared_gpus(parts.policy.current))
+    table = await parts.reports.cost(params.period(scope), scope, params.grouping("cost"),
+                                     declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
 @admin_router.get("/savings")
 async def admin_savings(parts: Admin, params: Params, tenant: str | None = None) -> Response:
     scope = await _admin_scope(parts, tenant)
-    table = await savings_report(parts.engine, params.period(scope), scope,
-                                 params.grouping("savings"), declared_gpus(parts.policy.current))
+    table = await parts.reports.savings(params.period(scope), scope, params.grouping("savings"),
+                                        declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
@@ -132,8 +125,8 @@ async def admin_economics(parts: Admin, params: Params, tenant: str | None = Non
     params.grouping("economics")  # refuses any other grouping
     policy = parts.policy.current
     zones = {name: b.zone for name, b in policy.backends.items()}
-    table = await economics_report(parts.engine, params.period(scope), scope,
-                                   declared_gpus(policy), zones)
+    table = await parts.reports.economics(params.period(scope), scope, declared_gpus(policy),
+                                          zones)
     return _respond(table, params.fmt)
 
 
@@ -142,23 +135,23 @@ async def admin_audit(parts: Admin, params: Params, filters: Filters,
                       tenant: str | None = None) -> Response:
     scope = await _admin_scope(parts, tenant)
     params.ungrouped("audit")
-    table = await audit_report(parts.engine, filters.query(params.period(scope)), scope)
+    table = await parts.reports.audit(filters.query(params.period(scope)), scope)
     return _respond(table, params.fmt)
 
 
 @tenant_router.get("/cost")
 async def own_cost(own: Own, params: Params) -> Response:
     parts, scope = own
-    table = await cost_report(parts.engine, params.period(scope), scope, params.grouping("cost"),
-                              declared_gpus(parts.policy.current))
+    table = await parts.reports.cost(params.period(scope), scope, params.grouping("cost"),
+                                     declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
 @tenant_router.get("/savings")
 async def own_savings(own: Own, params: Params) -> Response:
     parts, scope = own
-    table = await savings_report(parts.engine, params.period(scope), scope,
-                                 params.grouping("savings"), declared_gpus(parts.policy.current))
+    table = await parts.reports.savings(params.period(scope), scope, params.grouping("savings"),
+                                        declared_gpus(parts.policy.current))
     return _respond(table, params.fmt)
 
 
@@ -166,7 +159,7 @@ async def own_savings(own: Own, params: Params) -> Response:
 async def own_audit(own: Own, params: Params, filters: Filters) -> Response:
     parts, scope = own
     params.ungrouped("audit")
-    table = await audit_report(parts.engine, filters.query(params.period(scope)), scope)
+    table = await parts.reports.audit(filters.query(params.period(scope)), scope)
     return _respond(table, params.fmt)
 
 

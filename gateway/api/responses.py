@@ -82,8 +82,8 @@ def _store_mode(parts: Components, tenant: TenantContext) -> str:
 async def create_response(request: Request) -> Response:
     parts = _components(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
-    raw = await read_body(request, parts.settings.max_body_bytes,
-                          parts.settings.body_read_timeout_s, body_gate(request))
+    raw = await read_body(request, parts.edge.max_body_bytes,
+                          parts.edge.body_read_timeout_s, body_gate(request))
     try:
         body = orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError as exc:

@@ -32,9 +32,10 @@ class Database:
 
 
 def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool = True,
-                      database_url: str | None = None) -> T:
-    """Run `work` against GATEWAY_DATABASE_URL (or the URL given). The embedded SQLite file
-    is migrated first unless `migrate` is False (the migrate command does its own)."""
+                      database_url: str | None = None, settings: Settings | None = None) -> T:
+    """Run `work` against GATEWAY_DATABASE_URL (or the URL given, or the settings a command
+    has read already). The embedded SQLite file is migrated first unless `migrate` is False
+    (the migrate command does its own)."""
 
     from sqlalchemy.exc import OperationalError
 
@@ -44,20 +45,21 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
     from gateway.settings import Settings
     from gateway.tenancy.repository import TenantRepository
 
-    async def main() -> T:
+    if settings is None:
         settings = Settings(database_url=database_url) if database_url else Settings()
-        engine = create_engine(settings.database_url)
+    chosen = settings
+
+    async def main() -> T:
+        engine = create_engine(chosen.database_url)
         try:
-            if migrate and settings.is_embedded_db:
+            if migrate and chosen.is_embedded_db:
                 await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-            pepper = (
-                settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
-            )
-            db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), settings,
+            pepper = chosen.key_pepper.get_secret_value().encode() if chosen.key_pepper else None
+            db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), chosen,
                           engine)
             return await work(db)
         except (OSError, OperationalError) as exc:  # refused, unknown host, unopenable file
-            raise SetupError(unreachable(settings.database_url, exc)) from None
+            raise SetupError(unreachable(chosen.database_url, exc)) from None
         finally:
             await engine.dispose()
 

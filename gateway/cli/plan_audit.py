@@ -3,7 +3,6 @@ deployment of the policy (or the one --backend names), read from the load rollup
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +17,10 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
 
 
 def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
+    from gateway.cli.database import Database, run_with_database
     from gateway.cli.report_commands import policy_or_none
-    from gateway.db.engine import create_engine
     from gateway.errors import InvalidRequest
     from gateway.reports.periods import parse_period
-    from gateway.settings import Settings
     from gateway.tools.fleet_plan import plans
     from gateway.tools.observed import observed_loads
 
@@ -37,18 +35,14 @@ def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
         raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
     start, end = period.day_bounds()
     end = max(start, min(end, now))
-    url = options["database_url"] or Settings().database_url
 
-    async def read() -> list[ObservedLoad]:
-        engine = create_engine(url)
-        try:
-            async with engine.connect() as conn:
-                return await observed_loads(conn, start, end,
-                                            [options["backend"]] if options["backend"] else None)
-        finally:
-            await engine.dispose()
+    async def read(db: Database) -> list[ObservedLoad]:
+        async with db.engine.connect() as conn:
+            return await observed_loads(conn, start, end,
+                                        [options["backend"]] if options["backend"] else None)
 
-    found = plans(policy, asyncio.run(read()), options, base)
+    found = plans(policy, run_with_database(read, database_url=options["database_url"]),
+                  options, base)
     meta = {"since": start.isoformat(), "until": end.isoformat(),
             "headroom": options["headroom"]}
     if options["fmt"] == "json":

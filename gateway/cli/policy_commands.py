@@ -15,9 +15,11 @@ from gateway.cli.time_range import period, since_option, until_option
 from gateway.types import Endpoint  # light: the endpoints the explain option offers
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
     from gateway.audit.reading import AuditRange
     from gateway.policy.loader import PolicySet
-    from gateway.routing.replay_report import ReplayReport
+    from gateway.tools.replay_report import ReplayReport
 
 
 @click.group()
@@ -77,8 +79,8 @@ def explain_command(policy_path: Path | None, tenant: str, request_path: Path, e
     from gateway.classify.standard import standard_classifier
     from gateway.errors import GatewayError
     from gateway.policy.loader import PolicyError, load_policy
-    from gateway.routing.explain import explain, render_table
     from gateway.settings import Settings
+    from gateway.tools.explain import explain, render_table
     from gateway.types import TenantContext
 
     try:
@@ -129,10 +131,10 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     cannot be read, 2 on bad options.
     """
     from gateway.audit.reading import AuditRange
+    from gateway.cli.database import run_with_database
     from gateway.cli.replay_capacity import capacity_changes, capacity_json, capacity_lines
     from gateway.policy.loader import PolicyError, load_policy
-    from gateway.routing.replay_table import render_table
-    from gateway.settings import Settings
+    from gateway.tools.replay_table import render_table
 
     try:
         loaded = load_policy(policy_path)
@@ -140,10 +142,11 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
         raise click.ClickException(f"the policy does not validate:\n{exc}") from None
     chosen = period(since, until)
     span = AuditRange(chosen.since, chosen.until, tenant)
-    url = database_url or Settings().database_url
     err = sys.stderr
     show = err.isatty() if progress is None else progress
-    report = asyncio.run(_replay(loaded, str(policy_path), span, url, page_rows, show))
+    report = run_with_database(
+        lambda db: _replay(loaded, str(policy_path), span, db.engine, page_rows, show),
+        database_url=database_url)
     minutes = max(1, round((chosen.until - chosen.since).total_seconds() / 60))
     capacity = capacity_changes(loaded, report.loads, minutes)
     if fmt == "json":
@@ -158,32 +161,24 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
         raise SystemExit(LEAK_EXIT_STATUS)
 
 
-async def _replay(loaded: PolicySet, name: str, span: AuditRange, url: str, page_rows: int,
-                  show: bool) -> ReplayReport:
+async def _replay(loaded: PolicySet, name: str, span: AuditRange, engine: AsyncEngine,
+                  page_rows: int, show: bool) -> ReplayReport:
     """Stream the range page by page through the replayer, with a progress bar on stderr."""
     from gateway.audit.reading import count_rows, stream_pages
-    from gateway.db.engine import create_engine
-    from gateway.db.migrate import upgrade
-    from gateway.routing.replay import COLUMNS, Replayer
+    from gateway.tools.replay import COLUMNS, Replayer
 
-    engine = create_engine(url)
-    try:
-        if url.startswith("sqlite"):
-            await upgrade(engine)  # the embedded file migrates itself, as `serve` does
-        total = await count_rows(engine, span) if show else 0
-        err = sys.stderr
-        # Off a terminal click draws no bar, only its label: print a line per page instead.
-        lines = show and not err.isatty()
-        replayer = Replayer(loaded)
-        with click.progressbar(length=total, label="replaying audit rows", file=err,
-                               show_pos=True, hidden=not show or lines) as bar:
-            done = 0
-            async for page in stream_pages(engine, span, page_rows, COLUMNS):
-                replayer.add(page)
-                bar.update(len(page))
-                done += len(page)
-                if lines:
-                    click.echo(f"replayed {done}/{total} rows", err=True)
-        return replayer.report(name, span.since.isoformat(), span.until.isoformat())
-    finally:
-        await engine.dispose()
+    total = await count_rows(engine, span) if show else 0
+    err = sys.stderr
+    # Off a terminal click draws no bar, only its label: print a line per page instead.
+    lines = show and not err.isatty()
+    replayer = Replayer(loaded)
+    with click.progressbar(length=total, label="replaying audit rows", file=err,
+                           show_pos=True, hidden=not show or lines) as bar:
+        done = 0
+        async for page in stream_pages(engine, span, page_rows, COLUMNS):
+            replayer.add(page)
+            bar.update(len(page))
+            done += len(page)
+            if lines:
+                click.echo(f"replayed {done}/{total} rows", err=True)
+    return replayer.report(name, span.since.isoformat(), span.until.isoformat())

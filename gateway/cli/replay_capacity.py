@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.policy.loader import PolicySet
-from gateway.routing.replay_load import AFTER, BEFORE, ReplayLoad
 from gateway.tools.audit_plan import DeploymentPlan
 from gateway.tools.fleet_plan import DEFAULTS, plan_one
 from gateway.tools.observed import ObservedLoad
+from gateway.tools.replay_load import AFTER, BEFORE, ReplayLoad
 
 
 @dataclass(frozen=True, slots=True)

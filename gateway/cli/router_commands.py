@@ -37,7 +37,7 @@ def router() -> None:
               file_okay=False), help="directory to write the router into")
 def fit(outcomes_path: Path, out_dir: Path) -> None:
     """Fit the router on the outcomes and write it to DIR (router.json)."""
-    from gateway.classify.router_fit import (
+    from gateway.tools.router_fit import (
         OutcomesError,
         fit_router,
         load_outcomes_file,
@@ -64,9 +64,9 @@ def evaluate(outcomes_path: Path, router_dir: Path) -> None:
     at one blended price per model), beside prompt length as a router."""
     import numpy as np
 
-    from gateway.classify.router_fit import OutcomesError, load_outcomes_file
     from gateway.classify.router_model import RouterModel, RouterModelError
-    from gateway.classify.routing_metrics import report_router
+    from gateway.tools.router_fit import OutcomesError, load_outcomes_file
+    from gateway.tools.routing_metrics import report_router
 
     try:
         outcomes = load_outcomes_file(outcomes_path)
@@ -99,7 +99,7 @@ def _bootstrap(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray,
                ) -> tuple[float, float]:
     import numpy as np
 
-    from gateway.classify.routing_metrics import apgr, routing_curve
+    from gateway.tools.routing_metrics import apgr, routing_curve
 
     rng = np.random.default_rng(0)
     values = []

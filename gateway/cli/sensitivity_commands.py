@@ -14,8 +14,8 @@ from gateway.cli.classify_command import presidio_finder
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from gateway.classify.presidio import WithPresidio
     from gateway.classify.sensitivity import SensitivityScanner
-    from gateway.classify.sensitivity_bench import Latency
-    from gateway.classify.sensitivity_eval import (
+    from gateway.tools.sensitivity_bench import Latency
+    from gateway.tools.sensitivity_eval import (
         PiiReport,
         SecretScore,
     )
@@ -34,8 +34,8 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
     """Precision/recall per entity type, false alarms, secrets recall/FP, scan latency."""
     from gateway.classify.presidio import WithPresidio
     from gateway.classify.sensitivity import SensitivityScanner
-    from gateway.classify.sensitivity_bench import latency_table
-    from gateway.classify.sensitivity_eval import (
+    from gateway.tools.sensitivity_bench import latency_table
+    from gateway.tools.sensitivity_eval import (
         evaluate_pii,
         evaluate_secrets,
         load_pii_examples,
@@ -60,7 +60,7 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
 
 
 def format_pii(report: PiiReport) -> str:
-    from gateway.classify.sensitivity_eval import ENTITY_MAP
+    from gateway.tools.sensitivity_eval import ENTITY_MAP
 
     mapping = ", ".join(f"{k}→{v}" for k, v in ENTITY_MAP.items())
     lines = [

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import importlib
 import json
@@ -47,8 +46,8 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     import uvicorn
     from pydantic import ValidationError
 
-    from gateway.api.connection_guard import GuardedHttpToolsProtocol
     from gateway.classify.presidio import PresidioUnavailable, presidio_config
+    from gateway.cli.connection_guard import GuardedHttpToolsProtocol
     from gateway.policy.loader import PolicyError, load_policy
     from gateway.settings import Settings
 
@@ -204,26 +203,15 @@ def _start_simulators(policy: PolicySet) -> Callable[[], None]:
 def _ensure_demo_key(settings: Settings) -> str | None:
     """First start of the embedded database: create tenant 'demo' and return its key (shown
     once); None when tenants exist already."""
-    from gateway.db.engine import create_engine
-    from gateway.db.migrate import upgrade
-    from gateway.tenancy.repository import TenantRepository
+    from gateway.cli.database import Database, run_with_database
 
-    async def main() -> str | None:
-        engine = create_engine(settings.database_url)
-        try:
-            await upgrade(engine)
-            pepper = (
-                settings.key_pepper.get_secret_value().encode() if settings.key_pepper else None
-            )
-            repo = TenantRepository(engine, pepper)
-            if await repo.list_tenants():
-                return None
-            key, _ = await repo.create_key(await repo.ensure_tenant(DEMO_TENANT), "demo")
-            return key
-        finally:
-            await engine.dispose()
+    async def main(db: Database) -> str | None:
+        if await db.tenants.list_tenants():
+            return None
+        key, _ = await db.tenants.create_key(await db.tenants.ensure_tenant(DEMO_TENANT), "demo")
+        return key
 
-    return asyncio.run(main())
+    return run_with_database(main, settings=settings)
 
 
 @click.command()

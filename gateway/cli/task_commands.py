@@ -16,7 +16,7 @@ from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModel
 from gateway.cli.sensitivity_commands import classifier
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    from gateway.classify.task_type_train import (
+    from gateway.tools.task_type_train import (
         Labelled,
         TaskData,
         TaskTrainConfig,
@@ -40,7 +40,7 @@ _labels_option = click.option(
               show_default=True, help="where to write the model JSON")
 def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
     """Train the task-type model on every labelled prompt and write it."""
-    from gateway.classify.task_type_train import TaskTrainConfig, fit, write_task_model
+    from gateway.tools.task_type_train import TaskTrainConfig, fit, write_task_model
 
     config = TaskTrainConfig()
     data = _load_or_exit(labels_dir, data_root, config)
@@ -59,7 +59,7 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     Arena-Bench chat prompts by a model trained without any of them (transfer), the same
     prompts by 5-fold cross-validation (the shipped model's recipe, each fold unseen), and
     MMLU/GSM8K rows outside the training sample."""
-    from gateway.classify.task_type_train import TaskTrainConfig, fit
+    from gateway.tools.task_type_train import TaskTrainConfig, fit
 
     config = TaskTrainConfig()
     data = _load_or_exit(labels_dir, data_root, config)
@@ -71,7 +71,7 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
 
 
 def _cross_validate(data: TaskData, config: TaskTrainConfig) -> tuple[list[Labelled], list[str]]:
-    from gateway.classify.task_type_train import fit
+    from gateway.tools.task_type_train import fit
 
     arena = list(data.arena)
     random.Random(config.seed).shuffle(arena)
@@ -91,7 +91,7 @@ def _predict(model: TaskModel, rows: Sequence[Labelled]) -> list[str]:
 
 
 def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> None:
-    from gateway.classify.task_type_train import bootstrap_ci
+    from gateway.tools.task_type_train import bootstrap_ci
 
     hits = [p == r.task for p, r in zip(predicted, rows, strict=True)]
     low, high = bootstrap_ci(hits)
@@ -104,7 +104,7 @@ def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> No
 
 
 def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
-    from gateway.classify.task_type_train import load_task_data
+    from gateway.tools.task_type_train import load_task_data
 
     try:
         return load_task_data(labels_dir, data_root, config)

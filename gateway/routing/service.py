@@ -347,3 +347,8 @@ class RoutingService:
             if measured is not None:
                 return measured
         return backend.price
+
+    async def aclose(self) -> None:
+        """Waits for stream ends still settling and recording: their audit rows must land."""
+        while self._finishing:
+            await asyncio.gather(*tuple(self._finishing), return_exceptions=True)

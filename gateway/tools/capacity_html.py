@@ -16,6 +16,16 @@ from gateway.tools.fleet_plan import DEFAULTS, plans
 from gateway.tools.observed import observed_loads
 
 
+class CapacityReport:
+    """The section for the report page, read from the database the composition root opened."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def section(self, policy: PolicySet, start: datetime, end: datetime) -> str:
+        return await capacity_section(self._engine, policy, start, end)
+
+
 async def capacity_section(engine: AsyncEngine, policy: PolicySet, start: datetime,
                            end: datetime) -> str:
     async with engine.connect() as conn:

@@ -12,10 +12,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from gateway.classify.router_fit import JudgedPrompt, fit_router
 from gateway.classify.router_model import RouterModel, RouterModelError
-from gateway.classify.routing_metrics import apgr, routing_curve
 from gateway.cli.main import cli
+from gateway.tools.router_fit import JudgedPrompt, fit_router
+from gateway.tools.routing_metrics import apgr, routing_curve
 
 LANGUAGES = ["Python", "Rust", "Go", "Java", "C++", "TypeScript"]
 JOBS = ["parses a CSV file", "merges two sorted lists", "retries HTTP calls with backoff",

@@ -11,13 +11,13 @@ from click.testing import CliRunner
 
 import gateway.cli.sensitivity_commands  # noqa: F401  (registers eval-sensitivity)
 from gateway.classify.sensitivity import SensitivityScanner
-from gateway.classify.sensitivity_eval import (
+from gateway.cli.classifier_commands import classifier
+from gateway.tools.sensitivity_eval import (
     evaluate_pii,
     evaluate_secrets,
     load_pii_examples,
     load_secret_cases,
 )
-from gateway.cli.classifier_commands import classifier
 
 SHARED_DATA = Path("/work/shared/data")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gateway.api.connection_guard import refusal
+from gateway.cli.connection_guard import refusal
 
 
 def test_a_refusal_is_a_complete_closing_response_with_an_openai_error() -> None:

@@ -12,9 +12,9 @@ from gateway.audit.records import Row, event_row
 from gateway.budget.pricing import cost_micro_usd
 from gateway.policy.loader import PolicySet, compile_policy, parse_policy
 from gateway.policy.schema import PolicyFile
-from gateway.routing.replay import SKIP_FAILED, SKIP_UNDECIDED, Replayer, rebuild
-from gateway.routing.replay_report import DENIED, UNROUTABLE, ReplayReport
-from gateway.routing.replay_table import render_table
+from gateway.tools.replay import SKIP_FAILED, SKIP_UNDECIDED, Replayer, rebuild
+from gateway.tools.replay_report import DENIED, UNROUTABLE, ReplayReport
+from gateway.tools.replay_table import render_table
 from gateway.types import Endpoint, Usage
 from tests.support.audit_events import make_event
 from tests.support.replay_policies import BACKENDS, FORGETFUL, IN_HOUSE, OLD

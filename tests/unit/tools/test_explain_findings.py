@@ -10,7 +10,7 @@ from gateway.classify.profiler import RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.policy.loader import parse_policy
-from gateway.routing.explain import describe_profile, explain, render_table
+from gateway.tools.explain import describe_profile, explain, render_table
 from gateway.types import (
     Endpoint,
     Profile,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.classify.routing_metrics import (
+from gateway.tools.routing_metrics import (
     apgr,
     calls_to_reach,
     cost_saved,

@@ -19,9 +19,9 @@ from gateway.budget.pricing import cost_micro_usd
 from gateway.errors import GatewayError, PermissionDenied
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicySet
-from gateway.routing.replay_features import FeatureKey, FeatureKeys
-from gateway.routing.replay_load import AFTER, BEFORE, LoadTally, replay_loads
-from gateway.routing.replay_report import Leak, ReplayReport, Tally, build_report
+from gateway.tools.replay_features import FeatureKey, FeatureKeys
+from gateway.tools.replay_load import AFTER, BEFORE, LoadTally, replay_loads
+from gateway.tools.replay_report import Leak, ReplayReport, Tally, build_report
 from gateway.types import (
     Complexity,
     Endpoint,

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gateway.audit.records import ts_datetime
-from gateway.routing.replay_load import ReplayLoad
+from gateway.tools.replay_load import ReplayLoad
 
 DENIED, UNROUTABLE = "(denied)", "(unroutable)"
 MAX_REASONS = 50  # distinct refusal messages kept; the rest are counted together

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.audit.records import ts_datetime
 from gateway.budget.pricing import format_usd
-from gateway.routing.replay_report import NOT_MOMENTS, Leak, ReplayReport
+from gateway.tools.replay_report import NOT_MOMENTS, Leak, ReplayReport
 
 
 def render_table(report: ReplayReport) -> str:

@@ -1,0 +1,64 @@
+"""The request classifier: its worker processes (exact token counts, Presidio), warmed at
+start-up rather than on a user's request, and the redaction of the gateway's own logs; and
+the backends' own token counts, where a policy asks for them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import AsyncExitStack
+from multiprocessing import get_context
+
+import httpx
+
+from gateway.classify.presidio import PresidioConfig, PresidioFinder
+from gateway.classify.profiler import RequestClassifier
+from gateway.classify.sensitivity import SensitivityScanner
+from gateway.classify.standard import standard_classifier
+from gateway.classify.workers import warm_worker
+from gateway.policy.loader import PolicySet
+from gateway.policy.token_counting import extra_encodings
+from gateway.providers.engine_tokens import EngineTokenCounter
+from gateway.settings import Settings
+from gateway.telemetry.log_output import redact_gateway_logs
+
+
+def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: PresidioConfig | None,
+                    policy: PolicySet) -> RequestClassifier:
+    # Large exact token counts run in other processes (the encoder holds the GIL); two, so a
+    # 128K-token prompt is counted in halves in parallel.
+    token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
+    stack.callback(token_pool.shutdown, wait=False, cancel_futures=True)
+    second_opinion = None
+    if presidio is not None:
+        second_opinion = PresidioFinder.in_processes(presidio, settings.presidio_workers)
+        stack.callback(second_opinion.close)
+    classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion)
+    log_scanner = SensitivityScanner()  # logs are no tenant's: the built-in detectors
+    stack.callback(redact_gateway_logs(lambda text: classifier.redact_text(text, log_scanner)))
+    # Start both processes, load their vocabularies and compile their detectors now, not on
+    # a user's request.
+    encodings = ("o200k_base", *extra_encodings(policy.backends.values()))
+    classifier.load_encodings(encodings)
+    loop = asyncio.get_running_loop()
+    warm_up = asyncio.gather(*(
+        loop.run_in_executor(token_pool, warm_worker, encoding)
+        for encoding in encodings for _ in range(2)
+    ), *([second_opinion.warm()] if second_opinion else []))
+
+    async def stop_warming() -> None:
+        warm_up.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await warm_up  # retrieve its outcome: a cancelled gather must not log noise
+
+    stack.push_async_callback(stop_warming)
+    return classifier
+
+
+def open_engine_counter(stack: AsyncExitStack,
+                        transport: httpx.AsyncBaseTransport | None) -> EngineTokenCounter:
+    """vLLM /tokenize and Anthropic count_tokens, asked when the estimate would refuse."""
+    client = httpx.AsyncClient(limits=httpx.Limits(max_connections=32), transport=transport)
+    stack.push_async_callback(client.aclose)
+    return EngineTokenCounter(client)
