@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Any
 
 from gateway.policy.schema import AllowedValuesSpec, BudgetSpec, LimitsSpec, ScopeSpec, TenantSpec
 from gateway.types import BudgetLimits, RateLimits, ScopeLimits, TenantDetector
@@ -79,6 +80,17 @@ def scope_limits(scope: str, spec: ScopeSpec | None) -> ScopeLimits | None:
     if budget is None and rate is None:
         return None
     return ScopeLimits(scope, budget, rate)
+
+
+def override_limits(
+    scope: str, budget: dict[str, Any] | None, limits: dict[str, Any] | None
+) -> ScopeLimits | None:
+    """An admin API override (a database row: its budget and limits as JSON) compiled like
+    the policy's own; None when it lifts every limit of the scope."""
+    return scope_limits(scope, ScopeSpec(
+        budget=BudgetSpec.model_validate(budget) if budget is not None else None,
+        limits=LimitsSpec.model_validate(limits) if limits is not None else None,
+    ))
 
 
 def compile_tenant(

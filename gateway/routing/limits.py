@@ -12,30 +12,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from gateway.budget.limits import ScopeLimits
 from gateway.budget.limits_repository import ScopeOverrides
 from gateway.errors import DatabaseUnavailable
 from gateway.policy.runtime import PolicySet
-from gateway.policy.schema import BudgetSpec, LimitsSpec, ScopeSpec
-from gateway.policy.tenants import TENANT_SCOPE, TenantPolicy, scope_limits
+from gateway.policy.tenants import TENANT_SCOPE, TenantPolicy, override_limits
 from gateway.types import TenantContext
 
 STALE_RETRY_S = 2.0  # while the database is down, last known limits serve this long at a time
 # The tenant scope is always present, limited or not: spend is counted for usage reports.
 UNLIMITED_TENANT = (TENANT_SCOPE,)
-
-
-def override_limits(
-    scope: str, row: tuple[dict[str, Any] | None, dict[str, Any] | None]
-) -> ScopeLimits | None:
-    """An admin override row in the store's terms (None: it lifts every limit of the scope)."""
-    budget, limits = row
-    return scope_limits(scope, ScopeSpec(
-        budget=BudgetSpec.model_validate(budget) if budget is not None else None,
-        limits=LimitsSpec.model_validate(limits) if limits is not None else None,
-    ))
 
 
 class LimitsResolver:
@@ -102,7 +89,7 @@ class LimitsResolver:
                 raise  # an admin limit may exist: refusing beats ignoring it
             self._cache[tenant_id] = (now + STALE_RETRY_S, cached[1])  # last known limits
             return cached[1]
-        specs = {scope: override_limits(scope, row) for scope, row in rows.items()}
+        specs = {scope: override_limits(scope, *row) for scope, row in rows.items()}
         if len(self._cache) > 100_000:
             self._cache.clear()
         self._cache[tenant_id] = (now + self._ttl_s, specs)

@@ -128,11 +128,13 @@ class RoutingService:
             attempts, cause = NO_ATTEMPTS, exc
             if isinstance(exc, Undelivered):
                 attempts, cause = exc.attempts, exc.cause
-            raised = await self._failed(Finished(
-                arrival, profile, route, admitted, attempts, Usage()), cause)
-            if raised is cause:
+            error = client_error(cause)
+            await self._finish(Finished(  # settle (release) + record, however it ended
+                arrival, profile, route, admitted, attempts, Usage(), error=error,
+                cancelled=error is None))
+            if error is None or error is cause:
                 raise cause from None
-            raise raised from cause
+            raise error from cause
         attempts, reply = delivered.attempts, delivered.result
         assert attempts.ticket is not None
         self._fleet.succeeded(attempts.ticket, None, None)  # a whole reply has no TTFT
@@ -158,16 +160,6 @@ class RoutingService:
             arrival.plan.tenant, arrival.tenant, arrival.request.request_id, scopes,
             *worst_case(profile, route.decision),
         ))
-
-    async def _failed(self, finished: Finished, cause: BaseException) -> BaseException:
-        """Settles and records a request that ended without a reply; what to raise."""
-        error = cause if isinstance(cause, GatewayError) else None
-        if error is None and isinstance(cause, Exception):
-            error = InternalError("internal error while routing the request")
-        await self._finish(Finished(
-            finished.arrival, finished.profile, finished.route, finished.admitted,
-            finished.attempts, finished.usage, error=error, cancelled=error is None))
-        return error if error is not None else cause
 
     async def _open_stream(
         self, arrival: Arrival, profile: Profile, route: Route, admitted: Admitted
@@ -265,3 +257,13 @@ class RoutingService:
             if measured is not None:
                 return measured
         return backend.price
+
+
+def client_error(cause: BaseException) -> GatewayError | None:
+    """What the client is told of a request that ended without a reply: the gateway's own
+    error as raised, a bug as a 500; None when the client left (cancelled)."""
+    if isinstance(cause, GatewayError):
+        return cause
+    if isinstance(cause, Exception):
+        return InternalError("internal error while routing the request")
+    return None
