@@ -34,6 +34,7 @@ from gateway.routing.trace import (
     Attempts,
     Finished,
     Route,
+    Settlement,
     audit_event,
     response_headers,
 )
@@ -99,10 +100,12 @@ class RoutingService:
         """Waits for every stream end in flight (settle and audit record) to finish: call it
         at shutdown, before the budget store and the audit writer close."""
         while self._finishing:
-            results = await asyncio.gather(*self._finishing, return_exceptions=True)
-            for result in results:
-                if isinstance(result, Exception):
-                    log.error("settling a stream's end failed at shutdown", exc_info=result)
+            # wait(), not gather(): cancelling the shutdown must not cancel these.
+            done, _ = await asyncio.wait(set(self._finishing))
+            for task in done:
+                error = None if task.cancelled() else task.exception()
+                if error is not None:
+                    log.error("settling a stream's end failed at shutdown", exc_info=error)
 
     async def handle(self, tenant: TenantContext, request: RouteRequest,
                      headers: Mapping[str, str] | None = None) -> Completed | Streaming:
@@ -220,33 +223,41 @@ class RoutingService:
         self._fleet.succeeded(ticket, ttft, split_latency(ttft, total, tokens))
 
     async def _finish(self, finished: Finished) -> int:
-        """5 settle and 6 record: the cost of what was used, settled against the
-        reservation, and the request's audit record. Returns the cost (micro-USD)."""
-        arrival, usage = finished.arrival, finished.usage
-        arrival.spans.settling()
-        backend = finished.attempts.backend
+        """5 settle, then 6 record; the cost (micro-USD) for the client."""
+        finished.arrival.spans.settling()
+        settlement = await self._settle(finished)
+        await self._record(finished, settlement)
+        return finished.arrival.spans.settled(
+            finished.attempts.backend, finished.usage, settlement.cost_micro_usd,
+            finished.error, finished.cancelled, finished.ttft_s)
+
+    async def _settle(self, finished: Finished) -> Settlement:
+        """The cost of what was used, settled against the reservation (an unused one is
+        released), and what the policy's baseline would have charged for it."""
+        usage, backend = finished.usage, finished.attempts.backend
         cost = cost_micro_usd(usage, self._price(backend)) if backend else 0
         reservation = finished.reservation
         if reservation is not None:
             await self._budget.settle(reservation, cost, usage.total_tokens)
-        plan, classifier = arrival.plan, self._classifier
-        baseline = plan.policy.baseline
-        labels = audit_labels(classifier, plan, arrival.request)
+        baseline = finished.arrival.plan.policy.baseline
+        return Settlement(cost, cost_micro_usd(usage, baseline.price)
+                          if baseline is not None else None)
+
+    async def _record(self, finished: Finished, settlement: Settlement) -> None:
+        """The request's audit record: labels a client chose are masked unless the policy
+        knows them, and content is kept only for tenants that opted in."""
+        arrival, classifier = finished.arrival, self._classifier
+        plan = arrival.plan
         content = (
             await capture(classifier, arrival.request, finished.profile, finished.body,
                           finished.events, plan.tenant.detectors)
-            if plan.tenant.captures_content and backend is not None else None
+            if plan.tenant.captures_content and finished.attempts.backend is not None
+            else None
         )
         self._audit.record(audit_event(
-            finished, cost,
-            baseline_cost_micro_usd=(
-                cost_micro_usd(usage, baseline.price) if baseline is not None else None
-            ),
-            content=content,
-            labels=labels,
+            finished, settlement, content=content,
+            labels=audit_labels(classifier, plan, arrival.request),
         ))
-        return arrival.spans.settled(backend, usage, cost, finished.error, finished.cancelled,
-                                     finished.ttft_s)
 
     def _price(self, backend: Backend) -> PricePerMTok | None:
         """What a request on this backend costs: self-hosted at the GPUs' measured effective

@@ -94,11 +94,18 @@ class Finished:
         return self.admitted.reservation if self.admitted is not None else None
 
 
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """Step 5: what the request cost, and what the policy's baseline would have charged."""
+
+    cost_micro_usd: int
+    baseline_cost_micro_usd: int | None = None
+
+
 def audit_event(
     finished: Finished,
-    cost_micro_usd: int,
+    settlement: Settlement,
     *,
-    baseline_cost_micro_usd: int | None = None,
     content: AuditContent | None = None,
     labels: tuple[str, tuple[str, ...]] | None = None,
 ) -> AuditEvent:
@@ -131,7 +138,7 @@ def audit_event(
         prompt_tokens=usage.prompt_tokens or (profile.prompt_tokens if error else 0),
         completion_tokens=usage.completion_tokens,
         cached_tokens=usage.cached_tokens,
-        cost_micro_usd=cost_micro_usd,
+        cost_micro_usd=settlement.cost_micro_usd,
         duration_s=time.perf_counter() - arrival.started_s,
         ttft_s=finished.ttft_s,
         attempts=attempts.count,
@@ -155,7 +162,7 @@ def audit_event(
         tags=tags,
         over_soft_limit=route.over_soft_limit if route is not None else False,
         prompt_tokens_exact=profile.prompt_tokens_exact,
-        baseline_cost_micro_usd=baseline_cost_micro_usd,
+        baseline_cost_micro_usd=settlement.baseline_cost_micro_usd,
         tried=attempts.tried,
         telemetry=_telemetry_note(route.fleet, backend, decision) if route is not None else None,
         slo_miss=decision.slo_miss if decision else None,

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
+from gateway.budget.limits import Reservation
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.store import BudgetStore
 from gateway.classify.payload_text import SpanScanner
@@ -197,8 +198,8 @@ class GatedSettle(MemoryBudgetStore):
         self.gate = asyncio.Event()
         self.settling = asyncio.Event()
 
-    async def settle(self, reservation, actual_micro_usd, actual_tokens,  # type: ignore[no-untyped-def]
-                     requests_used=None) -> None:
+    async def settle(self, reservation: Reservation, actual_micro_usd: int, actual_tokens: int,
+                     requests_used: int | None = None) -> None:
         self.settling.set()
         await self.gate.wait()
         await super().settle(reservation, actual_micro_usd, actual_tokens, requests_used)
