@@ -43,6 +43,7 @@ backends:
      price_per_mtok_usd: {input: 1, output: 2}}
 models:
   chat: {backends: [a, b], strategy: priority}
+baseline: {name: frontier, price_per_mtok_usd: {input: 10, output: 10}}
 tenants:
   acme: {}
   capped: {budget: {daily_tokens: 10}}
@@ -208,6 +209,7 @@ class GatedSettle(MemoryBudgetStore):
 @dataclass
 class Harness:
     service: RoutingService
+    service_policy: FixedPolicy
     provider: ScriptedProvider
     fleet: RecordingFleet
     audit: AuditList
@@ -219,8 +221,9 @@ def harness(provider: ScriptedProvider | None = None,
     provider = provider or ScriptedProvider()
     fleet, audit = RecordingFleet(), AuditList()
     store = store or MemoryBudgetStore()
+    policy = FixedPolicy(parse_policy(POLICY))
     service = RoutingService(
-        policy=FixedPolicy(parse_policy(POLICY)),
+        policy=policy,
         classifier=FixedClassifier(),
         fleet=fleet,
         budget=BudgetGate(store),
@@ -228,4 +231,4 @@ def harness(provider: ScriptedProvider | None = None,
         providers={"vllm": provider},
         audit=audit,
     )
-    return Harness(service, provider, fleet, audit, store)
+    return Harness(service, policy, provider, fleet, audit, store)

@@ -12,12 +12,14 @@ import pytest
 from gateway.budget.limits import ScopeUsage, periods
 from gateway.budget.store import BudgetStore
 from gateway.errors import InvalidRequest, QuotaExceeded, UpstreamFailed
+from gateway.policy.loader import parse_policy
 from gateway.routing.service import Completed, Streaming
 from gateway.routing.streaming import DONE
 from gateway.upstream import DispatchError
 from tests.unit.routing.service_fakes import (
     ACME,
     CAPPED,
+    POLICY,
     GatedSettle,
     ScriptedProvider,
     harness,
@@ -167,6 +169,19 @@ async def test_a_client_that_leaves_mid_stream_closes_the_upstream_and_is_settle
     # the first.
     assert (event.prompt_tokens, event.completion_tokens) == (100, 0)
     assert (await tenant_usage(h.store, ACME.tenant_id)).reserved_micro_usd == 0
+
+
+async def test_a_stream_ends_under_the_policy_it_started_with_across_a_reload() -> None:
+    h = harness()
+    result = await h.service.handle(ACME, request(stream=True))
+    assert isinstance(result, Streaming)
+    policy = h.service_policy.current
+    h.service_policy.current = parse_policy(POLICY.replace("input: 10, output: 10",
+                                                           "input: 20, output: 20"))
+    await drain(result)
+    [event] = h.audit.events
+    assert event.baseline_cost_micro_usd == 103 * 10  # the old baseline, not the new one
+    assert policy.baseline is not None and policy.baseline.price.input_usd == 10
 
 
 async def test_aclose_waits_for_a_stream_end_still_settling_after_its_client_left() -> None:
