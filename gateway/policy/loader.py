@@ -129,12 +129,7 @@ def compile_policy(
     return PolicySet(
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
-        _baseline(spec, backends),
-        {name: tenant.detectors for name, tenant in tenants.items() if tenant.detectors},
-        min_confidence,
-        default_tenant.detectors,
-        tenants,
-        default_tenant,
+        _baseline(spec, backends), tenants, default_tenant,
     )
 
 

@@ -74,11 +74,9 @@ class PolicySet:
     # `tenants`, their compiled form.
     tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)
     baseline: Baseline | None = None  # what savings are measured against
-    detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
-    default_min_confidence: float = 0.0  # sensitivity.min_confidence
-    default_detectors: tuple[TenantDetector, ...] = ()  # sensitivity.allow, for every tenant
-    tenants: dict[str, TenantPolicy] = field(default_factory=dict)
-    default_tenant: TenantPolicy = field(default_factory=TenantPolicy)  # tenants not named
+    tenants: dict[str, TenantPolicy] = field(default_factory=dict)  # compiled: see tenants.py
+    # Every tenant the policy does not name: sensitivity.allow and min_confidence as set.
+    default_tenant: TenantPolicy = field(default_factory=TenantPolicy)
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
