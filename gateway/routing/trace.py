@@ -1,6 +1,7 @@
-"""The immutable results of a request's steps (arrival, route, attempts; the profile and the
-admission are defined beside their steps), the one value settling and recording take
-(`Finished`), and what is made of it: the audit record and the response headers."""
+"""The immutable results of a request's steps (arrival, route, attempts, settlement; the
+profile and the admission are defined beside their steps), the one value settling and
+recording take (`Finished`), and what is made of them: the audit record and the response
+headers."""
 
 from __future__ import annotations
 
