@@ -48,6 +48,7 @@ from gateway.errors import (
     NotFound,
     UpstreamFailed,
 )
+from gateway.policy.tenants import StoreContent
 from gateway.routing.service import Completed, Streaming
 from gateway.types import Endpoint, RouteRequest, TenantContext
 
@@ -74,9 +75,8 @@ def _components(request: Request) -> Components:
     return request.app.state.components  # type: ignore[no-any-return]
 
 
-def _store_mode(parts: Components, tenant: TenantContext) -> str:
-    spec = parts.policy.current.tenant_specs.get(tenant.tenant_name)
-    return spec.store_content if spec is not None else "none"
+def _store_mode(parts: Components, tenant: TenantContext) -> StoreContent:
+    return parts.policy.current.tenant(tenant.tenant_name).store_content
 
 
 async def create_response(request: Request) -> Response:
@@ -101,7 +101,7 @@ async def create_response(request: Request) -> Response:
         payload = to_chat_payload(parsed, history, strict=only is None)
     except Untranslatable as exc:
         only, payload = exc, to_chat_payload(parsed, history, strict=False)
-    store = parsed.store and mode == "full" and parts.responses is not None
+    store = parsed.store and mode is StoreContent.FULL and parts.responses is not None
     request_id: str = request.state.request_id
     tags = request.headers.get("x-gateway-tags")
     route_request = RouteRequest(
@@ -170,11 +170,11 @@ async def _handled(work: Awaitable[Completed | Streaming]) -> Completed | Stream
 
 
 async def _history(parts: Components, tenant: TenantContext, parsed: ResponsesRequest,
-                   mode: str) -> list[dict[str, Any]]:
+                   mode: StoreContent) -> list[dict[str, Any]]:
     previous = parsed.previous_response_id
     if previous is None:
         return []
-    if mode != "full" or parts.responses is None:
+    if mode is not StoreContent.FULL or parts.responses is None:
         raise InvalidRequest(f"previous_response_id cannot be used: "
                              f"{STATE_REFUSED.get(mode, STATE_REFUSED['none'])}",
                              param="previous_response_id", code="conversation_state_disabled")

@@ -28,8 +28,8 @@ from dataclasses import replace
 
 from gateway.errors import ModelNotFound, NoEligibleBackend, PermissionDenied
 from gateway.policy.capacity import ROOM, assess, kv_need_tokens, queue_depth
-from gateway.policy.loader import PolicySet
 from gateway.policy.rules import DEFAULT_RULE, Rule
+from gateway.policy.runtime import PolicySet, RequestPolicy
 from gateway.policy.scoring import Prediction, by_load, expected_output_tokens, order, predict
 from gateway.policy.token_counting import prompt_tokens_for
 from gateway.types import (
@@ -57,27 +57,40 @@ def decide(
     rotation: int = 0,
     over_soft_limit: bool = False,
 ) -> RouteDecision:
-    allowed = policy.tenant_models.get(tenant.tenant_name)
-    if allowed is not None and request.model not in allowed:
+    """`decide_for` with the request's policy looked up here (tests, benchmarks)."""
+    return decide_for(policy.for_request(tenant, request), request, profile, fleet, rotation,
+                      over_soft_limit)
+
+
+def decide_for(
+    plan: RequestPolicy,
+    request: RouteRequest,
+    profile: Profile,
+    fleet: FleetSnapshot,
+    rotation: int = 0,
+    over_soft_limit: bool = False,
+) -> RouteDecision:
+    """The route for a request under `plan` (PolicySet.for_request): the live path, explain
+    and replay all decide here."""
+    if not plan.model_allowed:
         raise PermissionDenied(
-            f"tenant {tenant.tenant_name!r} may not use model {request.model!r}",
+            f"tenant {plan.tenant_name!r} may not use model {request.model!r}",
             param="model", code="model_not_allowed",
         )
     rule = DEFAULT_RULE
-    for candidate in policy.applicable_rules(
-        request.model, tenant.tenant_name, request.endpoint.value, request.tags
-    ):
+    for candidate in plan.rules:
         if candidate.matches_profile(request, profile, over_soft_limit):
             rule = candidate
             break
     if rule.deny is not None:
         raise PermissionDenied(rule.deny, code="policy_denied")
 
+    policy = plan.policy
     strategy = "priority"
     if rule.backends is not None:
         pool: tuple[Backend, ...] = tuple(policy.backends[n] for n in rule.backends)
     else:
-        found = policy.pool(request.model)
+        found = plan.pool
         if found is None:
             raise ModelNotFound(
                 f"The model '{request.model}' does not exist or you do not have access to it.",

@@ -1,4 +1,4 @@
-"""Policy YAML → validated `PolicyFile` → compiled, immutable `PolicySet`.
+"""Policy YAML → validated `PolicyFile` → compiled, immutable `PolicySet` (runtime.py).
 
 Errors name the file, the line and the key path, so an operator can fix every problem at once.
 """
@@ -6,7 +6,7 @@ Errors name the file, the line and the key path, so an operator can fix every pr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -14,27 +14,16 @@ from urllib.parse import urlsplit, urlunsplit
 import yaml
 from pydantic import ValidationError
 
-from gateway.policy.capacity import TelemetryPolicy, compile_telemetry
-from gateway.policy.rules import Rule, compile_rule
-from gateway.policy.schema import (
-    AllowedValuesSpec,
-    BackendSpec,
-    BaselineSpec,
-    ModelPoolSpec,
-    PolicyFile,
-    TenantSpec,
-)
-from gateway.policy.simulation import SimulatorLaunch, simulator_launch
-from gateway.policy.token_counting import (
-    DEFAULT_ESTIMATE_RATIO,
-    REFERENCE_ENCODING,
-    default_counting,
-    extra_encodings,
-    window_threshold,
-)
+from gateway.policy.capacity import compile_telemetry
+from gateway.policy.rules import compile_rule
+from gateway.policy.runtime import Baseline, PolicySet, Pool
+from gateway.policy.schema import BackendSpec, BaselineSpec, ModelPoolSpec, PolicyFile
+from gateway.policy.simulation import simulator_launch
+from gateway.policy.tenants import TenantPolicy, allowed_values, compile_tenant
+from gateway.policy.token_counting import DEFAULT_ESTIMATE_RATIO, default_counting
 from gateway.policy.validation import semantic_problems
 from gateway.secret_files import SecretFileError, read_secret_file
-from gateway.types import Backend, PricePerMTok, TenantDetector, Zone
+from gateway.types import Backend, PricePerMTok, Zone
 
 # (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
 # a commercial API adds network and queueing.
@@ -57,112 +46,6 @@ class PolicyError(Exception):
     def __init__(self, problems: list[PolicyProblem]) -> None:
         super().__init__("\n".join(str(p) for p in problems))
         self.problems = problems
-
-
-@dataclass(frozen=True, slots=True)
-class Pool:
-    backends: tuple[Backend, ...]
-    strategy: str = "load_aware"  # see ModelPoolSpec.strategy
-
-
-@dataclass(frozen=True, slots=True)
-class Baseline:
-    """The price every request is compared with in savings reports."""
-
-    name: str
-    price: PricePerMTok
-
-
-@dataclass(frozen=True, slots=True)
-class PolicySet:
-    """The runtime form the router reads: lookups are dict hits, nothing is re-validated."""
-
-    backends: dict[str, Backend]
-    pools: dict[str, Pool]
-    tenant_models: dict[str, frozenset[str]] = field(default_factory=dict)
-    simulators: dict[str, SimulatorLaunch] = field(default_factory=dict)  # the demo's
-    source: str = "<memory>"
-    rules: tuple[Rule, ...] = ()
-    telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
-    tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)  # budgets and limits
-    baseline: Baseline | None = None  # what savings are measured against
-    detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
-    default_min_confidence: float = 0.0  # sensitivity.min_confidence
-    default_detectors: tuple[TenantDetector, ...] = ()  # sensitivity.allow, for every tenant
-    # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
-    # name a tenant, model, endpoint or tag, so per request few need their content checked.
-    _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-
-    def applicable_rules(
-        self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...] = ()
-    ) -> tuple[Rule, ...]:
-        key = (model, tenant, endpoint, tags)
-        found = self._applicable.get(key)
-        if found is None:
-            if len(self._applicable) >= 10_000:  # bounded: names and tags come from clients
-                self._applicable.clear()
-            found = tuple(r for r in self.rules if r.applies_to(model, tenant, endpoint, tags))
-            self._applicable[key] = found
-        return found
-
-    def tenant_detectors(self, tenant: str) -> tuple[TenantDetector, ...]:
-        """The tenant's own sensitivity detectors and the values allowed for it (empty for
-        most tenants)."""
-        return self.detectors.get(tenant, self.default_detectors)
-
-    def min_confidence(self, tenant: str) -> float:
-        """Findings below this confidence do not make the tenant's requests sensitive."""
-        spec = self.tenant_specs.get(tenant)
-        if spec is not None and spec.min_confidence is not None:
-            return spec.min_confidence
-        return self.default_min_confidence
-
-    def public_models(self) -> list[str]:
-        """Names a client may send: virtual pools first, then every backend by name."""
-        return [*self.pools, *(n for n in self.backends if n not in self.pools)]
-
-    def token_thresholds(self, model: str, max_output_tokens: int | None) -> tuple[int, ...]:
-        """Prompt sizes at which some routing decision for this model changes: each candidate's
-        context window less the requested output. Token counting only needs to be exact when
-        one of these could be crossed."""
-        pool = self.pool(model)
-        if pool is None:
-            return ()
-        reserve = max_output_tokens or 0
-        return tuple(sorted({window_threshold(b, reserve) for b in pool.backends
-                             if b.token_encoding in (None, REFERENCE_ENCODING)}))
-
-    def other_encodings(
-        self, model: str, max_output_tokens: int | None
-    ) -> tuple[tuple[str, tuple[int, ...]], ...]:
-        """Encodings besides o200k that backends of this model's pool count in exactly (cl100k
-        for older OpenAI models), each with its thresholds in that encoding."""
-        pool = self.pool(model)
-        if pool is None:
-            return ()
-        reserve = max_output_tokens or 0
-        return tuple(
-            (encoding, tuple(sorted({window_threshold(b, reserve) for b in pool.backends
-                                     if b.token_encoding == encoding})))
-            for encoding in extra_encodings(pool.backends)
-        )
-
-    def metrics_targets(self) -> dict[str, str]:
-        """Backend name → Prometheus URL, for every backend whose engine is scraped."""
-        return {n: b.metrics_url for n, b in self.backends.items() if b.metrics_url}
-
-    def dcgm_targets(self) -> dict[str, str]:
-        """Backend name → DCGM exporter URL, for deployments whose GPUs are watched."""
-        return {n: b.dcgm_url for n, b in self.backends.items() if b.dcgm_url}
-
-    def pool(self, model: str) -> Pool | None:
-        found = self.pools.get(model)
-        if found is not None:
-            return found
-        backend = self.backends.get(model)
-        return Pool((backend,)) if backend is not None else None
 
 
 def load_policy(path: Path) -> PolicySet:
@@ -237,30 +120,17 @@ def compile_policy(
     simulators = {b.name: launch for b in spec.backends
                   if (launch := simulator_launch(b)) is not None}
     rules = tuple(compile_rule(rule, i) for i, rule in enumerate(spec.rules))
+    shared_allow = spec.sensitivity.allow
+    min_confidence = spec.sensitivity.min_confidence
+    tenants = {name: compile_tenant(t, shared_allow, min_confidence)
+               for name, t in spec.tenants.items()}
+    default_tenant = TenantPolicy(detectors=allowed_values(shared_allow),
+                                  min_confidence=min_confidence)
     return PolicySet(
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
-        _baseline(spec, backends),
-        {
-            name: detectors for name, tenant in spec.tenants.items()
-            if (detectors := _tenant_detectors(tenant, spec.sensitivity.allow))
-        },
-        spec.sensitivity.min_confidence,
-        _allowed(spec.sensitivity.allow),
+        _baseline(spec, backends), tenants, default_tenant,
     )
-
-
-def _tenant_detectors(
-    tenant: TenantSpec, shared: list[AllowedValuesSpec]
-) -> tuple[TenantDetector, ...]:
-    own = tuple(TenantDetector(d.name, d.category, d.regex, tuple(d.words or ()))
-                for d in tenant.detectors)
-    return own + _allowed([*shared, *tenant.allow])
-
-
-def _allowed(specs: list[AllowedValuesSpec]) -> tuple[TenantDetector, ...]:
-    return tuple(TenantDetector(a.name, "", a.regex, tuple(a.values or ()), allow=True)
-                 for a in specs)
 
 
 def _baseline(spec: PolicyFile, backends: dict[str, Backend]) -> Baseline | None:

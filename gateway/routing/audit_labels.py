@@ -6,29 +6,27 @@ short, so this costs microseconds, and nothing at all for the common known ones.
 
 from __future__ import annotations
 
-from gateway.classify.profiler import RequestClassifier
-from gateway.policy.loader import PolicySet
-from gateway.types import RouteRequest, TenantDetector
+from gateway.policy.runtime import RequestPolicy
+from gateway.routing.seams import Classifier
+from gateway.types import RouteRequest
 
 UNSCANNED = "[unscanned label]"  # no detectors configured: nothing unknown is kept
 
 
 def audit_labels(
-    classifier: RequestClassifier, policy: PolicySet, tenant_name: str, request: RouteRequest,
-    detectors: tuple[TenantDetector, ...],
+    classifier: Classifier, plan: RequestPolicy, request: RouteRequest
 ) -> tuple[str, tuple[str, ...]]:
     """(model, tags) for the audit record."""
-    spec = policy.tenant_specs.get(tenant_name)
-    known_tags = spec.tags if spec is not None else {}
+    known_tags = plan.tenant.known_tags
     model = request.model
-    unknown_model = model not in policy.pools and model not in policy.backends
+    unknown_model = not plan.known_model
     unknown_tags = [tag for tag in request.tags if tag not in known_tags]
     if not unknown_model and not unknown_tags:
         return model, request.tags
     if not classifier.can_redact:
         return (UNSCANNED if unknown_model else model,
                 tuple(UNSCANNED if tag in unknown_tags else tag for tag in request.tags))
-    scanner = classifier.redaction_scanner(request, detectors)
+    scanner = classifier.redaction_scanner(request, plan.tenant.detectors)
 
     def masked(label: str) -> str:
         return classifier.redact_text(label, scanner)

@@ -25,7 +25,7 @@ from gateway.budget.limits import (
 from gateway.budget.pricing import cost_micro_usd
 from gateway.budget.store import BudgetStore
 from gateway.errors import BudgetStoreUnavailable, QuotaExceeded, RateLimited
-from gateway.policy.loader import PolicySet
+from gateway.policy.tenants import BudgetStoreFailure, TenantPolicy
 from gateway.policy.token_counting import prompt_tokens_for
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.types import Profile, RouteDecision, TenantContext, Usage
@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 SOFT_LIMIT_HEADER = "x-gateway-budget-warning"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Admitted:
+    """Step 3: what the budget store held back, and the rate-limit headers to send."""
+
     reservation: Reservation | None  # None: unmetered (the store was down, fail open)
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -56,7 +58,7 @@ class BudgetGate:
 
     async def admit(
         self,
-        policy: PolicySet,
+        policy: TenantPolicy,
         tenant: TenantContext,
         request_id: str,
         scopes: tuple[ScopeLimits, ...],
@@ -69,10 +71,9 @@ class BudgetGate:
                 request_id, tenant.tenant_id, scopes, cost_micro_usd, tokens, day, month
             ))
         except BudgetUnavailable as exc:
-            spec = policy.tenant_specs.get(tenant.tenant_name)
             if self._metrics is not None:
                 self._metrics.budget_store_errors.labels(operation="admit").inc()
-            if spec is not None and spec.on_budget_store_error == "fail_closed":
+            if policy.on_budget_store_error is BudgetStoreFailure.FAIL_CLOSED:
                 raise BudgetStoreUnavailable(
                     "The budget service is unavailable; the request was not served. "
                     "Please try again shortly."

@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 
-from gateway.classify.profiler import RequestClassifier, scan_text
+from gateway.classify.profiler import scan_text
+from gateway.routing.seams import Classifier
 from gateway.types import AuditContent, Profile, RouteRequest, TenantDetector
 
 MAX_CHARS = 64 * 1024  # of each of prompt and answer
@@ -17,7 +18,7 @@ TRUNCATED = " […truncated]"
 
 
 async def capture(
-    classifier: RequestClassifier,
+    classifier: Classifier,
     request: RouteRequest,
     profile: Profile,
     body: bytes | None,
@@ -32,7 +33,7 @@ async def capture(
 
 
 def _build(
-    classifier: RequestClassifier,
+    classifier: Classifier,
     request: RouteRequest,
     profile: Profile,
     body: bytes | None,

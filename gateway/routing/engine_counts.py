@@ -8,7 +8,7 @@ import asyncio
 from dataclasses import replace
 from typing import Protocol
 
-from gateway.policy.loader import PolicySet
+from gateway.policy.runtime import RequestPolicy
 from gateway.policy.token_counting import engine_key, needs_engine_count
 from gateway.types import Backend, Endpoint, Payload, Profile, RouteRequest
 
@@ -20,9 +20,9 @@ class EngineCounter(Protocol):
 
 
 async def with_engine_counts(
-    profile: Profile, request: RouteRequest, policy: PolicySet, counter: EngineCounter | None
+    profile: Profile, request: RouteRequest, plan: RequestPolicy, counter: EngineCounter | None
 ) -> Profile:
-    pool = policy.pool(request.model)
+    pool = plan.pool
     if counter is None or pool is None:
         return profile
     # The pool's backends only: a rule's spill_to or fallbacks outside it keep the estimate.

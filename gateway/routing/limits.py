@@ -2,64 +2,27 @@
 limits in the budget store's terms.
 
 Limits come from the policy file (`tenants:`) and from the admin API (a row per scope in the
-database, which replaces the policy's setting for that scope). The database is read at most
-once per tenant per `ttl_s`, so every replica sees an admin change within that time and the
-request path almost never waits on SQL.
+database, which replaces the policy's setting for that scope). Both are in the budget store's
+terms before a request needs them: the policy's when it loads, an override row when it is
+read. The database is read at most once per tenant per `ttl_s`, so every replica sees an
+admin change within that time and the request path almost never waits on SQL.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-from gateway.budget.limits import BudgetLimits, RateLimits, ScopeLimits
+from gateway.budget.limits import ScopeLimits
 from gateway.budget.limits_repository import ScopeOverrides
 from gateway.errors import DatabaseUnavailable
-from gateway.policy.loader import PolicySet
-from gateway.policy.schema import BudgetSpec, LimitsSpec, ScopeSpec, TenantSpec
+from gateway.policy.runtime import PolicySet
+from gateway.policy.tenants import TENANT_SCOPE, TenantPolicy, override_limits
 from gateway.types import TenantContext
 
-MICRO = 1_000_000
 STALE_RETRY_S = 2.0  # while the database is down, last known limits serve this long at a time
-NO_TENANT_SPEC = TenantSpec()
 # The tenant scope is always present, limited or not: spend is counted for usage reports.
-UNLIMITED_TENANT = (ScopeLimits("tenant"),)
-
-
-def budget_limits(spec: BudgetSpec | None) -> BudgetLimits | None:
-    if spec is None:
-        return None
-    return BudgetLimits(
-        daily_micro_usd=None if spec.daily_usd is None else round(spec.daily_usd * MICRO),
-        monthly_micro_usd=None if spec.monthly_usd is None else round(spec.monthly_usd * MICRO),
-        daily_tokens=spec.daily_tokens,
-        monthly_tokens=spec.monthly_tokens,
-        soft_fraction=spec.soft_limit,
-    )
-
-
-def rate_limits(spec: LimitsSpec | None) -> RateLimits | None:
-    if spec is None or (spec.rpm is None and spec.tpm is None and spec.concurrent is None):
-        return None
-    return RateLimits(rpm=spec.rpm, tpm=spec.tpm, concurrent=spec.concurrent)
-
-
-def scope_limits(scope: str, spec: ScopeSpec | None) -> ScopeLimits | None:
-    if spec is None:
-        return None
-    budget, rate = budget_limits(spec.budget), rate_limits(spec.limits)
-    if budget is None and rate is None:
-        return None
-    return ScopeLimits(scope, budget, rate)
-
-
-def override_spec(row: tuple[dict[str, Any] | None, dict[str, Any] | None]) -> ScopeSpec:
-    budget, limits = row
-    return ScopeSpec(
-        budget=BudgetSpec.model_validate(budget) if budget is not None else None,
-        limits=LimitsSpec.model_validate(limits) if limits is not None else None,
-    )
+UNLIMITED_TENANT = (TENANT_SCOPE,)
 
 
 class LimitsResolver:
@@ -73,7 +36,7 @@ class LimitsResolver:
         self._load = load_overrides
         self._ttl_s = ttl_s
         self._clock = clock
-        self._cache: dict[str, tuple[float, dict[str, ScopeSpec]]] = {}
+        self._cache: dict[str, tuple[float, dict[str, ScopeLimits | None]]] = {}
 
     def invalidate(self, tenant_id: str) -> None:
         self._cache.pop(tenant_id, None)
@@ -81,27 +44,38 @@ class LimitsResolver:
     async def scopes(
         self, policy: PolicySet, tenant: TenantContext, tags: tuple[str, ...]
     ) -> tuple[ScopeLimits, ...]:
-        spec = policy.tenant_specs.get(tenant.tenant_name, NO_TENANT_SPEC)
+        """`scopes_for` with the tenant's policy looked up (admin API, CLI)."""
+        return await self.scopes_for(policy.tenant(tenant.tenant_name), tenant, tags)
+
+    async def scopes_for(
+        self, policy: TenantPolicy, tenant: TenantContext, tags: tuple[str, ...]
+    ) -> tuple[ScopeLimits, ...]:
+        """The scopes a request is admitted against: the policy's (compiled at load), each
+        replaced by the admin API's override where one exists."""
         overrides = await self._overrides(tenant.tenant_id)
-        if not overrides and spec is NO_TENANT_SPEC:
+        if not overrides and not policy.limited:
             return UNLIMITED_TENANT  # the common embedded case: nothing to look up
-        found = [
-            scope_limits("tenant", overrides.get("tenant") or ScopeSpec(
-                budget=spec.budget, limits=spec.limits
-            )) or ScopeLimits("tenant"),
-        ]
+        tenant_scope = (overrides["tenant"] if "tenant" in overrides
+                        else policy.tenant_limits) or TENANT_SCOPE
+        found = [tenant_scope]
         key_scope = f"key:{tenant.key_id}"
-        key = scope_limits(key_scope, overrides.get(key_scope) or spec.per_key)
+        if key_scope in overrides:
+            key = overrides[key_scope]
+        elif policy.key_budget is not None or policy.key_rate is not None:
+            key = ScopeLimits(key_scope, policy.key_budget, policy.key_rate)
+        else:
+            key = None
         if key is not None:
             found.append(key)
         for tag in dict.fromkeys(tags):
             tag_scope = f"tag:{tag}"
-            limits = scope_limits(tag_scope, overrides.get(tag_scope) or spec.tags.get(tag))
+            limits = (overrides[tag_scope] if tag_scope in overrides
+                      else policy.tag_limits.get(tag))
             if limits is not None:
                 found.append(limits)
         return tuple(found)
 
-    async def _overrides(self, tenant_id: str) -> dict[str, ScopeSpec]:
+    async def _overrides(self, tenant_id: str) -> dict[str, ScopeLimits | None]:
         if self._load is None:
             return {}
         now = self._clock()
@@ -115,7 +89,7 @@ class LimitsResolver:
                 raise  # an admin limit may exist: refusing beats ignoring it
             self._cache[tenant_id] = (now + STALE_RETRY_S, cached[1])  # last known limits
             return cached[1]
-        specs = {scope: override_spec(row) for scope, row in rows.items()}
+        specs = {scope: override_limits(scope, *row) for scope, row in rows.items()}
         if len(self._cache) > 100_000:
             self._cache.clear()
         self._cache[tenant_id] = (now + self._ttl_s, specs)

@@ -1,53 +1,58 @@
 """The one orchestrator of a request: classify → decide → reserve → dispatch → settle → record.
 
 Everything else is a collaborator handed in by the composition root; this module only says
-in what order things happen and what happens when one of them fails.
+in what order things happen and what happens when one of them fails. Each step returns an
+immutable value (Profile, Route, Admitted, Attempts) and settling and recording take one
+(`Finished`); the policy is looked up once (`RequestPolicy`) and carried to the end.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gateway.audit.writer import AuditWriter
-from gateway.budget.limits import Reservation
 from gateway.budget.pricing import cost_micro_usd, effective_price, format_usd
-from gateway.classify.profiler import RequestClassifier
-from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError, InternalError
-from gateway.policy.capacity import kv_need_tokens
-from gateway.policy.engine import decide
-from gateway.policy.store import PolicyStore
+from gateway.policy.engine import decide_for
 from gateway.routing.audit_labels import audit_labels
-from gateway.routing.budgeting import BudgetGate, worst_case
+from gateway.routing.budgeting import Admitted, BudgetGate, worst_case
+from gateway.routing.classification import classify
 from gateway.routing.content_capture import capture
 from gateway.routing.engine_counts import EngineCounter, with_engine_counts
+from gateway.routing.failover import Failover, Undelivered, open_stream, whole_reply
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
-from gateway.routing.responses_dispatch import cannot_serve, passes_through
+from gateway.routing.seams import AuditSink, Classifier, FleetTracker, PolicySource
 from gateway.routing.streaming import Relay, StreamOutcome
-from gateway.routing.trace import RequestTrace, audit_event, response_headers
-from gateway.scraper.fleet import FleetState, Ticket
+from gateway.routing.trace import (
+    NO_ATTEMPTS,
+    Arrival,
+    Attempts,
+    Finished,
+    Route,
+    Settlement,
+    audit_event,
+    response_headers,
+)
 from gateway.scraper.latency import split_latency
 from gateway.telemetry.tracing import Tracing
 from gateway.types import (
     Backend,
     Endpoint,
-    Payload,
     PricePerMTok,
     Profile,
     RouteRequest,
+    ScopeLimits,
     TenantContext,
     Usage,
-    Zone,
 )
-from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
+from gateway.upstream import Provider
 
-# Above this many prompt tokens (~32K characters, a ~10 ms rescan) redaction leaves the loop.
-REDACT_INLINE_TOKENS = 8_000
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -69,13 +74,13 @@ class RoutingService:
     def __init__(
         self,
         *,
-        policy: PolicyStore,
-        classifier: RequestClassifier,
-        fleet: FleetState,
+        policy: PolicySource,
+        classifier: Classifier,
+        fleet: FleetTracker,
         budget: BudgetGate,
         limits: LimitsResolver,
         providers: Mapping[str, Provider],
-        audit: AuditWriter,
+        audit: AuditSink,
         tracing: Tracing | None = None,
         engine_counter: EngineCounter | None = None,
     ) -> None:
@@ -84,207 +89,126 @@ class RoutingService:
         self._fleet = fleet
         self._budget = budget
         self._limits = limits
-        self._providers = providers
         self._audit = audit
+        self._failover = Failover(providers, fleet, classifier)
         self._finishing: set[asyncio.Task[int]] = set()  # stream ends outliving their client
         self._tracing = tracing or Tracing()  # off unless the composition root traces
         self._engine_counter = engine_counter  # backends' own counts, where the policy allows
         self._rotation = itertools.count()
 
+    async def aclose(self) -> None:
+        """Waits for every stream end in flight (settle and audit record) to finish: call it
+        at shutdown, before the budget store and the audit writer close."""
+        while self._finishing:
+            # wait(), not gather(): cancelling the shutdown must not cancel these.
+            done, _ = await asyncio.wait(set(self._finishing))
+            for task in done:
+                error = None if task.cancelled() else task.exception()
+                if error is not None:
+                    log.error("settling a stream's end failed at shutdown", exc_info=error)
+
     async def handle(self, tenant: TenantContext, request: RouteRequest,
                      headers: Mapping[str, str] | None = None) -> Completed | Streaming:
         spans = self._tracing.begin(tenant, request, headers)  # continues the client's trace
-        trace = RequestTrace(time.perf_counter(), spans=spans)
-        reservation: Reservation | None = None
-        policy = self._policy.current  # one policy for the whole request, even across a reload
-        trace.detectors = policy.tenant_detectors(tenant.tenant_name)
-        profile = trace.spans.classified(await self._classifier.profile(  # 1 classify
-            request, policy.token_thresholds(request.model, request.max_output_tokens),
-            detectors=trace.detectors,
-            other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
-            min_confidence=policy.min_confidence(tenant.tenant_name),
-        ))
-        profile = await with_engine_counts(profile, request, policy, self._engine_counter)
+        started_s = time.perf_counter()
+        # One policy for the whole request, even across a reload.
+        arrival = Arrival(tenant, request, self._policy.current.for_request(tenant, request),
+                          started_s, spans)
+        profile = spans.classified(await classify(  # 1 classify
+            self._classifier, arrival.plan, request))
+        profile = await with_engine_counts(profile, request, arrival.plan, self._engine_counter)
+        route: Route | None = None
+        admitted: Admitted | None = None
         try:
-            scopes = await self._limits.scopes(policy, tenant, request.tags)
-            spec = policy.tenant_specs.get(tenant.tenant_name)
-            trace.capture = spec is not None and spec.store_content != "none"
-            trace.snapshot = self._fleet.snapshot()
-            trace.over_soft_limit = self._budget.over_soft_limit(tenant.tenant_id)
-            decision = decide(  # 2 decide
-                request, profile, tenant, trace.snapshot, policy, next(self._rotation),
-                trace.over_soft_limit,
-            )
-            trace.decision = trace.spans.decided(decision)
-            admitted = trace.spans.reserved(await self._budget.admit(  # 3 reserve
-                policy, tenant, request.request_id, scopes, *worst_case(profile, decision)
-            ))
-            reservation, trace.headers = admitted.reservation, admitted.headers
-            trace.unmetered = reservation is None
+            scopes = await self._limits.scopes_for(arrival.plan.tenant, tenant, request.tags)
+            route = self._decide(arrival, profile)  # 2 decide
+            admitted = await self._reserve(arrival, profile, route, scopes)  # 3 reserve
             if request.stream:
-                return await self._open_stream(tenant, request, profile, reservation, trace)
-            endpoint, reply = await self._dispatch(request, profile, trace)  # 4 dispatch
+                return await self._open_stream(arrival, profile, route, admitted)
+            delivered = await self._failover.deliver(  # 4 dispatch
+                arrival, profile, route.decision, whole_reply)
         except BaseException as exc:
-            error = exc if isinstance(exc, GatewayError) else None
-            if error is None and isinstance(exc, Exception):
-                error = InternalError("internal error while routing the request")
-            await self._finish(tenant, request, profile, reservation, trace, None,
-                               error=error, cancelled=error is None)
-            if error is not None and error is not exc:
-                raise error from exc
-            raise
-        assert trace.backend is not None
-        cost = await self._finish(  # 5 settle + 6 record
-            tenant, request, profile, reservation, trace, reply.usage, body=reply.body
-        )
-        return Completed(reply.body, reply.content_type, response_headers(trace, profile, cost),
-                         endpoint)
+            attempts, cause = NO_ATTEMPTS, exc
+            if isinstance(exc, Undelivered):
+                attempts, cause = exc.attempts, exc.cause
+            error = client_error(cause)
+            await self._finish(Finished(  # settle (release) + record, however it ended
+                arrival, profile, route, admitted, attempts, Usage(), error=error,
+                cancelled=error is None))
+            if error is None or error is cause:
+                raise cause from None
+            raise error from cause
+        attempts, reply = delivered.attempts, delivered.result
+        assert attempts.ticket is not None
+        self._fleet.succeeded(attempts.ticket, None, None)  # a whole reply has no TTFT
+        if delivered.mapping is not None:
+            reply.body = restore_body(reply.body, delivered.mapping)
+        cost = await self._finish(Finished(  # 5 settle + 6 record
+            arrival, profile, route, admitted, attempts, reply.usage or Usage(),
+            body=reply.body))
+        return Completed(reply.body, reply.content_type,
+                         response_headers(route, admitted, attempts, profile, cost),
+                         delivered.endpoint)
 
-    async def _dispatch(
-        self, request: RouteRequest, profile: Profile, trace: RequestTrace
-    ) -> tuple[Endpoint, UpstreamReply]:
-        assert trace.decision is not None
-        last: DispatchError | None = None
-        for backend in trace.decision.candidates:
-            refusal = cannot_serve(request, trace, backend)
-            if refusal is not None:
-                last = refusal
-                continue
-            endpoint, payload, mapping = await self._payload_for(
-                request, profile, trace, backend)
-            ticket = self._attempt(backend, profile, trace)
-            try:
-                reply = await trace.spans.call(self._providers[backend.provider]).complete(
-                    backend, endpoint, payload, request.request_id
-                )
-            except DispatchError as exc:
-                last = self._failed(ticket, exc, trace)
-                continue
-            except BaseException:
-                self._fleet.abandoned(ticket)  # the client left: no verdict on the backend
-                raise
-            self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT to measure
-            if mapping is not None:
-                reply.body = restore_body(reply.body, mapping)
-            return endpoint, reply
-        assert last is not None
-        raise last.error
+    def _decide(self, arrival: Arrival, profile: Profile) -> Route:
+        fleet = self._fleet.snapshot()
+        over_soft_limit = self._budget.over_soft_limit(arrival.tenant.tenant_id)
+        decision = decide_for(arrival.plan, arrival.request, profile, fleet,
+                              next(self._rotation), over_soft_limit)
+        return Route(arrival.spans.decided(decision), fleet, over_soft_limit)
+
+    async def _reserve(self, arrival: Arrival, profile: Profile, route: Route,
+                       scopes: tuple[ScopeLimits, ...]) -> Admitted:
+        return arrival.spans.reserved(await self._budget.admit(
+            arrival.plan.tenant, arrival.tenant, arrival.request.request_id, scopes,
+            *worst_case(profile, route.decision),
+        ))
 
     async def _open_stream(
-        self,
-        tenant: TenantContext,
-        request: RouteRequest,
-        profile: Profile,
-        reservation: Reservation,
-        trace: RequestTrace,
+        self, arrival: Arrival, profile: Profile, route: Route, admitted: Admitted
     ) -> Streaming:
-        assert trace.decision is not None
-        last: DispatchError | None = None
-        stream: UpstreamStream | None = None
-        ticket: Ticket | None = None
-        endpoint = request.endpoint
-        for backend in trace.decision.candidates:
-            refusal = cannot_serve(request, trace, backend)
-            if refusal is not None:
-                last = refusal
-                continue
-            endpoint, payload, mapping = await self._payload_for(
-                request, profile, trace, backend)
-            ticket = self._attempt(backend, profile, trace)
-            try:
-                stream = await trace.spans.call(self._providers[backend.provider]).stream(
-                    backend, endpoint, payload, request.request_id
-                )
-            except DispatchError as exc:
-                last = self._failed(ticket, exc, trace)
-                continue
-            except BaseException:
-                self._fleet.abandoned(ticket)
-                raise
-            if mapping is not None:
-                stream = RestoringStream(stream, mapping)
-            break
-        if stream is None or ticket is None:
-            assert last is not None
-            raise last.error
-        attempt = ticket
-        fleet = self._fleet
+        delivered = await self._failover.deliver(arrival, profile, route.decision, open_stream)
+        attempts, stream = delivered.attempts, delivered.result
+        if delivered.mapping is not None:
+            stream = RestoringStream(stream, delivered.mapping)
+        ticket, backend, fleet = attempts.ticket, attempts.backend, self._fleet
+        assert ticket is not None and backend is not None
 
         def on_first_token() -> None:
-            fleet.first_token(attempt)
+            fleet.first_token(ticket)
 
         async def on_finish(outcome: StreamOutcome) -> None:
-            self._measure(attempt, trace, outcome)
+            self._measure(attempts, outcome)
             # A client that hangs up at [DONE] cancels the body's task: settling and the
             # audit record run in their own task, so they finish anyway.
-            finishing = asyncio.create_task(self._finish(
-                tenant, request, profile, reservation, trace,
+            finishing = asyncio.create_task(self._finish(Finished(
+                arrival, profile, route, admitted, attempts,
                 # No usage chunk: the prompt estimate and one token per content event.
                 outcome.usage or Usage(profile.prompt_tokens, max(0, outcome.events - 1)),
                 error=outcome.error, cancelled=outcome.cancelled,
-                ttft_s=(outcome.first_token_at_s - trace.started_s)
+                ttft_s=(outcome.first_token_at_s - arrival.started_s)
                 if outcome.first_token_at_s is not None else None,
                 events=outcome.captured,
-            ))
+            )))
             self._finishing.add(finishing)
             finishing.add_done_callback(self._finishing.discard)
             await asyncio.shield(finishing)
 
         def annotate(usage: Usage) -> dict[str, str]:
-            cost = cost_micro_usd(usage, self._price(attempt_backend))
-            return {"cost_usd": format_usd(cost), "backend": attempt_backend.name}
+            cost = cost_micro_usd(usage, self._price(backend))
+            return {"cost_usd": format_usd(cost), "backend": backend.name}
 
-        attempt_backend = trace.backend
-        assert attempt_backend is not None
-        body = Relay(stream, include_usage=request.include_usage, on_finish=on_finish,
+        body = Relay(stream, include_usage=arrival.request.include_usage, on_finish=on_finish,
                      on_first_token=on_first_token, annotate_usage=annotate,
-                     capture=trace.capture)
-        return Streaming(body, response_headers(trace, profile, None), endpoint)
+                     capture=arrival.plan.tenant.captures_content)
+        return Streaming(body, response_headers(route, admitted, attempts, profile, None),
+                         delivered.endpoint)
 
-    async def _payload_for(
-        self, request: RouteRequest, profile: Profile, trace: RequestTrace, backend: Backend
-    ) -> tuple[Endpoint, Payload, RedactionMap | None]:
-        """What this backend may see: the original inside self_hosted, placeholders outside
-        it when the route redacts (computed once, reused across fallbacks). A long prompt's
-        rescan (~0.3 µs a character) runs in a thread, so the loop keeps serving. A
-        Responses request goes as such to a backend that serves it natively, unless it
-        must be redacted (redaction rewrites the chat translation, which then goes)."""
-        if passes_through(request, trace, backend):
-            assert request.responses_payload is not None
-            return Endpoint.RESPONSES, request.responses_payload, None
-        decision = trace.decision
-        if decision is None or not decision.redact or backend.zone == Zone.SELF_HOSTED:
-            return request.endpoint, request.payload, None
-        if trace.redacted is None:
-            redact = self._classifier.redact
-            trace.redacted = (
-                await asyncio.to_thread(redact, request, trace.detectors, profile)
-                if profile.prompt_tokens > REDACT_INLINE_TOKENS
-                else redact(request, trace.detectors, profile)
-            )
-        return (request.endpoint, *trace.redacted)
-
-    def _attempt(self, backend: Backend, profile: Profile, trace: RequestTrace) -> Ticket:
-        trace.attempts += 1
-        trace.backend = backend
-        trace.tried.append(backend.name)
-        trace.attempt_started_s = time.perf_counter()
-        return self._fleet.dispatched(
-            backend.name, profile.prompt_tokens,
-            kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
-        )
-
-    def _failed(self, ticket: Ticket, exc: DispatchError, trace: RequestTrace) -> DispatchError:
-        if not exc.retryable:
-            self._fleet.abandoned(ticket)  # the request's fault, not the backend's
-            raise exc.error
-        self._fleet.failed(ticket)
-        trace.errors.append(f"{ticket.backend}: {exc.error.message}")
-        return exc
-
-    def _measure(self, ticket: Ticket, trace: RequestTrace, outcome: StreamOutcome) -> None:
+    def _measure(self, attempts: Attempts, outcome: StreamOutcome) -> None:
         """The backend's own TTFT and time per token: from this attempt's send, not from
         when the client's request arrived (classification and failed attempts excluded)."""
+        ticket = attempts.ticket
+        assert ticket is not None
         if outcome.cancelled:
             self._fleet.abandoned(ticket)
             return
@@ -293,50 +217,47 @@ class RoutingService:
             return
         ttft = None
         if outcome.first_token_at_s is not None:
-            ttft = outcome.first_token_at_s - trace.attempt_started_s
-        total = time.perf_counter() - trace.attempt_started_s
+            ttft = outcome.first_token_at_s - attempts.sent_at_s
+        total = time.perf_counter() - attempts.sent_at_s
         tokens = outcome.usage.completion_tokens if outcome.usage else outcome.events
         self._fleet.succeeded(ticket, ttft, split_latency(ttft, total, tokens))
 
-    async def _finish(
-        self,
-        tenant: TenantContext,
-        request: RouteRequest,
-        profile: Profile,
-        reservation: Reservation | None,
-        trace: RequestTrace,
-        usage: Usage | None,
-        *,
-        error: GatewayError | None = None,
-        cancelled: bool = False,
-        ttft_s: float | None = None,
-        body: bytes | None = None,
-        events: list[bytes] | None = None,
-    ) -> int:
-        trace.spans.settling()
-        backend = trace.backend
-        usage = usage or Usage()
+    async def _finish(self, finished: Finished) -> int:
+        """5 settle, then 6 record; the cost (micro-USD) for the client."""
+        finished.arrival.spans.settling()
+        settlement = await self._settle(finished)
+        await self._record(finished, settlement)
+        return finished.arrival.spans.settled(
+            finished.attempts.backend, finished.usage, settlement.cost_micro_usd,
+            finished.error, finished.cancelled, finished.ttft_s)
+
+    async def _settle(self, finished: Finished) -> Settlement:
+        """The cost of what was used, settled against the reservation (an unused one is
+        released), and what the policy's baseline would have charged for it."""
+        usage, backend = finished.usage, finished.attempts.backend
         cost = cost_micro_usd(usage, self._price(backend)) if backend else 0
+        reservation = finished.reservation
         if reservation is not None:
             await self._budget.settle(reservation, cost, usage.total_tokens)
-        policy = self._policy.current
-        baseline = policy.baseline
-        labels = audit_labels(self._classifier, policy, tenant.tenant_name, request,
-                              trace.detectors)
+        baseline = finished.arrival.plan.policy.baseline
+        return Settlement(cost, cost_micro_usd(usage, baseline.price)
+                          if baseline is not None else None)
+
+    async def _record(self, finished: Finished, settlement: Settlement) -> None:
+        """The request's audit record: labels a client chose are masked unless the policy
+        knows them, and content is kept only for tenants that opted in."""
+        arrival, classifier = finished.arrival, self._classifier
+        plan = arrival.plan
         content = (
-            await capture(self._classifier, request, profile, body, events, trace.detectors)
-            if trace.capture and backend is not None else None
+            await capture(classifier, arrival.request, finished.profile, finished.body,
+                          finished.events, plan.tenant.detectors)
+            if plan.tenant.captures_content and finished.attempts.backend is not None
+            else None
         )
         self._audit.record(audit_event(
-            tenant, request, profile, trace, usage, cost, error=error, cancelled=cancelled,
-            ttft_s=ttft_s,
-            baseline_cost_micro_usd=(
-                cost_micro_usd(usage, baseline.price) if baseline is not None else None
-            ),
-            content=content,
-            labels=labels,
+            finished, settlement, content=content,
+            labels=audit_labels(classifier, plan, arrival.request),
         ))
-        return trace.spans.settled(backend, usage, cost, error, cancelled, ttft_s)
 
     def _price(self, backend: Backend) -> PricePerMTok | None:
         """What a request on this backend costs: self-hosted at the GPUs' measured effective
@@ -348,7 +269,12 @@ class RoutingService:
                 return measured
         return backend.price
 
-    async def aclose(self) -> None:
-        """Waits for stream ends still settling and recording: their audit rows must land."""
-        while self._finishing:
-            await asyncio.gather(*tuple(self._finishing), return_exceptions=True)
+
+def client_error(cause: BaseException) -> GatewayError | None:
+    """What the client is told of a request that ended without a reply: the gateway's own
+    error as raised, a bug as a 500; None when the client left (cancelled)."""
+    if isinstance(cause, GatewayError):
+        return cause
+    if isinstance(cause, Exception):
+        return InternalError("internal error while routing the request")
+    return None

@@ -1,77 +1,129 @@
-"""What the request path learned about one request (the route, the attempts, the budget's
-answer), and the audit record made from it."""
+"""The immutable results of a request's steps (arrival, route, attempts, settlement; the
+profile and the admission are defined beside their steps), the one value settling and
+recording take (`Finished`), and what is made of them: the audit record and the response
+headers."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
+from gateway.budget.limits import Reservation
 from gateway.budget.pricing import format_usd
-from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError
+from gateway.policy.runtime import RequestPolicy
+from gateway.routing.budgeting import Admitted
+from gateway.scraper.fleet import Ticket
 from gateway.telemetry.tracing import NO_SPANS, Spans
 from gateway.types import (
     AuditContent,
     AuditEvent,
     Backend,
     FleetSnapshot,
-    Payload,
     Profile,
     RouteDecision,
     RouteRequest,
     TelemetryNote,
     TenantContext,
-    TenantDetector,
     Usage,
 )
 
 
-@dataclass(slots=True)
-class RequestTrace:
-    """What the request path learned, for the audit record."""
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """Who asked for what, under which policy, and when: fixed when the request arrives."""
 
+    tenant: TenantContext
+    request: RouteRequest
+    plan: RequestPolicy  # the policy for this request, from arrival to record
     started_s: float
-    decision: RouteDecision | None = None
-    backend: Backend | None = None
-    attempts: int = 0
-    attempt_started_s: float = 0.0  # when the attempt that answered was sent
-    headers: dict[str, str] = field(default_factory=dict)  # rate-limit and budget headers
-    unmetered: bool = False  # admitted without the budget store (it was down; fail open)
-    errors: list[str] = field(default_factory=list)
-    redacted: tuple[Payload, RedactionMap] | None = None
-    detectors: tuple[TenantDetector, ...] = ()  # the tenant's own, from the policy
-    snapshot: FleetSnapshot | None = None  # the fleet as decide() saw it
-    tried: list[str] = field(default_factory=list)  # backends attempted, in order
-    over_soft_limit: bool = False
-    capture: bool = False  # keep the redacted prompt and answer (the tenant opted in)
     spans: Spans = NO_SPANS  # its OpenTelemetry spans (tracing on) or nothing (off)
 
 
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Step 2: the decision, and what it was decided on."""
+
+    decision: RouteDecision
+    fleet: FleetSnapshot  # the fleet as decide() saw it
+    over_soft_limit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Attempts:
+    """Step 4: the attempts made, in order; the last one is the one that answered (or was
+    the last to fail, or was under way when the client left)."""
+
+    backend: Backend | None = None
+    ticket: Ticket | None = None  # the fleet's handle on the last attempt
+    sent_at_s: float = 0.0  # when the last attempt was sent
+    count: int = 0
+    tried: tuple[str, ...] = ()  # backends attempted, in order
+    errors: tuple[str, ...] = ()  # why each failed attempt failed
+    redacted: bool = False  # an attempt went out with placeholders (left self_hosted)
+
+    def sent(self, backend: Backend, ticket: Ticket, redacted: bool) -> Attempts:
+        return Attempts(backend, ticket, time.perf_counter(), self.count + 1,
+                        (*self.tried, backend.name), self.errors, self.redacted or redacted)
+
+    def failed(self, why: str) -> Attempts:
+        return replace(self, errors=(*self.errors, why))
+
+
+NO_ATTEMPTS = Attempts()
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """Steps 5 and 6 take this one value: everything the request did, and how it ended.
+    `route` and `admitted` are None when it ended before that step."""
+
+    arrival: Arrival
+    profile: Profile
+    route: Route | None
+    admitted: Admitted | None
+    attempts: Attempts
+    usage: Usage
+    error: GatewayError | None = None
+    cancelled: bool = False
+    ttft_s: float | None = None  # from arrival to the first token (streams)
+    body: bytes | None = None  # the whole reply, for content capture
+    events: list[bytes] | None = None  # a stream's events, for content capture
+
+    @property
+    def reservation(self) -> Reservation | None:
+        return self.admitted.reservation if self.admitted is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """Step 5: what the request cost, and what the policy's baseline would have charged."""
+
+    cost_micro_usd: int
+    baseline_cost_micro_usd: int | None = None
+
+
 def audit_event(
-    tenant: TenantContext,
-    request: RouteRequest,
-    profile: Profile,
-    trace: RequestTrace,
-    usage: Usage,
-    cost_micro_usd: int,
+    finished: Finished,
+    settlement: Settlement,
     *,
-    error: GatewayError | None,
-    cancelled: bool,
-    ttft_s: float | None,
-    baseline_cost_micro_usd: int | None = None,
     content: AuditContent | None = None,
     labels: tuple[str, tuple[str, ...]] | None = None,
 ) -> AuditEvent:
     """`labels`: the model name and tags as the record may keep them (audit_labels.py);
     without it, as the client sent them."""
+    arrival, profile, usage = finished.arrival, finished.profile, finished.usage
+    request, tenant, attempts = arrival.request, arrival.tenant, finished.attempts
+    error = finished.error
     model, tags = labels if labels is not None else (request.model, request.tags)
-    if cancelled:
+    if finished.cancelled:
         status, outcome = 499, "client_disconnected"
     elif error is not None:
         status, outcome = error.status, "error"
     else:
         status, outcome = 200, "ok"
-    decision, backend = trace.decision, trace.backend
+    route, backend = finished.route, attempts.backend
+    decision = route.decision if route is not None else None
     return AuditEvent(
         request_id=request.request_id,
         ts_unix_s=time.time(),
@@ -87,10 +139,10 @@ def audit_event(
         prompt_tokens=usage.prompt_tokens or (profile.prompt_tokens if error else 0),
         completion_tokens=usage.completion_tokens,
         cached_tokens=usage.cached_tokens,
-        cost_micro_usd=cost_micro_usd,
-        duration_s=time.perf_counter() - trace.started_s,
-        ttft_s=ttft_s,
-        attempts=trace.attempts,
+        cost_micro_usd=settlement.cost_micro_usd,
+        duration_s=time.perf_counter() - arrival.started_s,
+        ttft_s=finished.ttft_s,
+        attempts=attempts.count,
         stream=request.stream,
         outcome=outcome,
         rejected=decision.rejected if decision else (),
@@ -98,7 +150,7 @@ def audit_event(
         predicted_cost_micro_usd=decision.predicted_cost_micro_usd if decision else None,
         spill_over=decision.spilled if decision else False,
         affinity=decision.affinity if decision else None,
-        unmetered=trace.unmetered,
+        unmetered=finished.admitted is not None and finished.admitted.reservation is None,
         tenant_name=tenant.tenant_name,
         zone=backend.zone if backend else None,
         complexity=profile.complexity.label if profile.complexity else None,
@@ -106,14 +158,14 @@ def audit_event(
         task=profile.task.type if profile.task else None,
         sensitivity=profile.sensitivity,
         sensitive_types=tuple(sorted({span.type for span in profile.spans})),
-        redacted=trace.redacted is not None,
+        redacted=attempts.redacted,
         max_output_tokens=request.max_output_tokens,
         tags=tags,
-        over_soft_limit=trace.over_soft_limit,
+        over_soft_limit=route.over_soft_limit if route is not None else False,
         prompt_tokens_exact=profile.prompt_tokens_exact,
-        baseline_cost_micro_usd=baseline_cost_micro_usd,
-        tried=tuple(trace.tried),
-        telemetry=_telemetry_note(trace.snapshot, backend, decision),
+        baseline_cost_micro_usd=settlement.baseline_cost_micro_usd,
+        tried=attempts.tried,
+        telemetry=_telemetry_note(route.fleet, backend, decision) if route is not None else None,
         slo_miss=decision.slo_miss if decision else None,
         content=content,
     )
@@ -146,25 +198,27 @@ def _telemetry_note(
 
 
 def response_headers(
-    trace: RequestTrace, profile: Profile, cost_micro_usd: int | None
+    route: Route, admitted: Admitted, attempts: Attempts, profile: Profile,
+    cost_micro_usd: int | None,
 ) -> dict[str, str]:
     """What the client is told about its route, the classification that drove it (the
     sensitivity categories found, never the values) and, when known, its cost."""
-    assert trace.backend is not None and trace.decision is not None
+    backend, decision = attempts.backend, route.decision
+    assert backend is not None
     headers = {
-        **trace.headers,
-        "x-gateway-backend": trace.backend.name,
-        "x-gateway-rule": trace.decision.rule,
-        "x-gateway-attempts": str(trace.attempts),
+        **admitted.headers,
+        "x-gateway-backend": backend.name,
+        "x-gateway-rule": decision.rule,
+        "x-gateway-attempts": str(attempts.count),
         "x-gateway-prompt-tokens": str(profile.prompt_tokens),
         "x-gateway-sensitivity": ",".join(profile.sensitivity) or "none",
     }
     if profile.complexity is not None:
         headers["x-gateway-complexity"] = profile.complexity.label
-    if trace.decision.spilled:
+    if decision.spilled:
         headers["x-gateway-spill-over"] = "true"
-    if trace.decision.affinity is not None:
-        headers["x-gateway-affinity"] = trace.decision.affinity
+    if decision.affinity is not None:
+        headers["x-gateway-affinity"] = decision.affinity
     if cost_micro_usd is not None:
         headers["x-gateway-cost-usd"] = format_usd(cost_micro_usd)
     return headers

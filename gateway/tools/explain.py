@@ -12,8 +12,9 @@ from typing import Any
 from gateway.budget.pricing import format_usd
 from gateway.classify.profiler import RequestClassifier
 from gateway.errors import GatewayError
-from gateway.policy.engine import decide
+from gateway.policy.engine import decide_for
 from gateway.policy.loader import PolicySet
+from gateway.routing.classification import classify
 from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext, TenantDetector
 
 
@@ -24,19 +25,15 @@ async def explain(
     request: RouteRequest,
     fleet: FleetSnapshot | None = None,
 ) -> dict[str, Any]:
-    detectors = policy.tenant_detectors(tenant.tenant_name)
-    profile = await classifier.profile(
-        request, policy.token_thresholds(request.model, request.max_output_tokens),
-        detectors=detectors,
-        other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
-        min_confidence=policy.min_confidence(tenant.tenant_name),
-    )
+    plan = policy.for_request(tenant, request)
+    profile = await classify(classifier, plan, request)
     described = describe_profile(profile)
-    described["allowed"] = await _allowed_findings(classifier, request, detectors, profile)
+    described["allowed"] = await _allowed_findings(classifier, request, plan.tenant.detectors,
+                                                   profile)
     out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
                            "profile": described}
     try:
-        decision = decide(request, profile, tenant, fleet or FleetSnapshot(), policy)
+        decision = decide_for(plan, request, profile, fleet or FleetSnapshot())
     except GatewayError as exc:
         out["outcome"] = "refused"
         out["error"] = exc.to_dict()["error"] | {"status": exc.status}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from gateway.audit.records import Row
 from gateway.budget.pricing import cost_micro_usd
 from gateway.errors import GatewayError, PermissionDenied
-from gateway.policy.engine import decide
+from gateway.policy.engine import decide_for
 from gateway.policy.loader import PolicySet
 from gateway.tools.replay_features import FeatureKey, FeatureKeys
 from gateway.tools.replay_load import AFTER, BEFORE, LoadTally, replay_loads
@@ -195,9 +195,9 @@ class Replayer:
         self._tally.decisions += 1
         request, profile, tenant = rebuild(row)
         try:
-            decision = decide(
-                request, profile, tenant, EMPTY_FLEET, self._policy, rotation,
-                row["over_soft_limit"],
+            decision = decide_for(
+                self._policy.for_request(tenant, request), request, profile, EMPTY_FLEET,
+                rotation, row["over_soft_limit"],
             )
         except PermissionDenied as exc:
             return Outcome(None, refusal="denied", reason=exc.message)

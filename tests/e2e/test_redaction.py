@@ -10,7 +10,7 @@ import pytest
 
 from gateway.app import create_app
 from gateway.policy.loader import parse_policy
-from gateway.routing import service
+from gateway.routing import failover
 from gateway.settings import Settings
 from tests.e2e.conftest import Gateway, create_key, sim_backend
 from tests.support.servers import serve
@@ -54,7 +54,7 @@ def test_redaction_in_a_thread_gives_the_same_placeholders(
     gw: Gateway, client: openai.OpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Long prompts are redacted off the event loop; force that path for a short one.
-    monkeypatch.setattr(service, "REDACT_INLINE_TOKENS", 0)
+    monkeypatch.setattr(failover, "REDACT_INLINE_TOKENS", 0)
     messages = [{"role": "user", "content": f"Please email {SECRET_MAIL} the report."}]
     raw = client.chat.completions.with_raw_response.create(
         model="away", messages=messages, max_tokens=3)  # type: ignore[arg-type]

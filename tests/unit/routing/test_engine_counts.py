@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from gateway.policy.loader import parse_policy
+from gateway.policy.runtime import RequestPolicy
 from gateway.routing.engine_counts import with_engine_counts
-from gateway.types import Backend, Endpoint, Payload, Profile, RouteRequest
+from gateway.types import Backend, Endpoint, Payload, Profile, RouteRequest, TenantContext
 
 POLICY = """\
 version: 1
@@ -44,9 +45,13 @@ def request() -> RouteRequest:
     return RouteRequest("r", Endpoint.CHAT, "auto", {"messages": []}, max_output_tokens=64)
 
 
+def plan() -> RequestPolicy:
+    return POLICY_SET.for_request(TenantContext("t", "t", "k"), request())
+
+
 async def test_only_engines_the_estimate_would_refuse_are_asked_each_once() -> None:
     counter = RecordingCounter()
-    profile = await with_engine_counts(Profile(2500, 64), request(), POLICY_SET, counter)
+    profile = await with_engine_counts(Profile(2500, 64), request(), plan(), counter)
     # 5,000 estimated tokens: over 4,096 for a1, a2 (one engine) and b; wide fits anyway;
     # guess has no /tokenize to ask.
     assert sorted(counter.asked) in (["a1", "b"], ["a2", "b"])
@@ -57,13 +62,13 @@ async def test_only_engines_the_estimate_would_refuse_are_asked_each_once() -> N
 async def test_nothing_is_asked_when_every_estimate_fits_or_no_counter_is_wired() -> None:
     counter = RecordingCounter()
     small = Profile(1000, 64)
-    assert await with_engine_counts(small, request(), POLICY_SET, counter) is small
+    assert await with_engine_counts(small, request(), plan(), counter) is small
     assert counter.asked == []
     large = Profile(2500, 64)
-    assert await with_engine_counts(large, request(), POLICY_SET, None) is large
+    assert await with_engine_counts(large, request(), plan(), None) is large
 
 
 async def test_an_engine_without_an_answer_keeps_the_estimate() -> None:
     counter = RecordingCounter(failing=frozenset({"b"}))
-    profile = await with_engine_counts(Profile(2500, 64), request(), POLICY_SET, counter)
+    profile = await with_engine_counts(Profile(2500, 64), request(), plan(), counter)
     assert "engine:b" not in dict(profile.prompt_tokens_by_encoding)

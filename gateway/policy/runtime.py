@@ -1,0 +1,184 @@
+"""The compiled policy the gateway runs on (`PolicySet`), and `RequestPolicy`: everything one
+request needs from it, looked up once per request (cached per tenant, model, endpoint, tags
+and max_tokens) and carried through classify, decide, reserve, dispatch, settle and record.
+
+Nothing here is re-validated or re-parsed per request: lookups are dict hits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gateway.policy.capacity import TelemetryPolicy
+from gateway.policy.rules import Rule
+from gateway.policy.schema import TenantSpec
+from gateway.policy.simulation import SimulatorLaunch
+from gateway.policy.tenants import TenantPolicy
+from gateway.policy.token_counting import REFERENCE_ENCODING, extra_encodings, window_threshold
+from gateway.types import (
+    Backend,
+    Endpoint,
+    PricePerMTok,
+    RouteRequest,
+    TenantContext,
+    TenantDetector,
+)
+
+MAX_CACHED_PLANS = 10_000  # bounded: model names and tags come from clients
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    backends: tuple[Backend, ...]
+    strategy: str = "load_aware"  # see ModelPoolSpec.strategy
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The price every request is compared with in savings reports."""
+
+    name: str
+    price: PricePerMTok
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPolicy:
+    """What the policy says about one kind of request (tenant, model, endpoint, tags,
+    max_tokens): one value per request, the same object for every request of that kind."""
+
+    policy: PolicySet  # the policy in force when the request arrived, to its end
+    tenant_name: str
+    tenant: TenantPolicy
+    model_allowed: bool  # the tenant may use the requested model
+    pool: Pool | None  # the requested model's backends (None: no such model)
+    rules: tuple[Rule, ...]  # the rules whose identity conditions hold, in order
+    # Prompt sizes where a routing decision changes (exact counting only matters near them),
+    # in o200k and in each other encoding a backend of the pool counts in.
+    token_thresholds: tuple[int, ...]
+    other_encodings: tuple[tuple[str, tuple[int, ...]], ...]
+    known_model: bool  # a pool or backend the policy defines (kept as sent in the audit row)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySet:
+    """The runtime form the router reads: lookups are dict hits, nothing is re-validated."""
+
+    backends: dict[str, Backend]
+    pools: dict[str, Pool]
+    tenant_models: dict[str, frozenset[str]] = field(default_factory=dict)
+    simulators: dict[str, SimulatorLaunch] = field(default_factory=dict)  # the demo's
+    source: str = "<memory>"
+    rules: tuple[Rule, ...] = ()
+    telemetry: TelemetryPolicy = field(default_factory=TelemetryPolicy)
+    # The tenants as written, for operators' views (admin API, CLI); the request path reads
+    # `tenants`, their compiled form.
+    tenant_specs: dict[str, TenantSpec] = field(default_factory=dict)
+    baseline: Baseline | None = None  # what savings are measured against
+    tenants: dict[str, TenantPolicy] = field(default_factory=dict)  # compiled: see tenants.py
+    # Every tenant the policy does not name: sensitivity.allow and min_confidence as set.
+    default_tenant: TenantPolicy = field(default_factory=TenantPolicy)
+    # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
+    # name a tenant, model, endpoint or tag, so per request few need their content checked.
+    _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _plans: dict[tuple[str, str, Endpoint, tuple[str, ...], int | None], RequestPolicy] = (
+        field(default_factory=dict, repr=False, compare=False)
+    )
+
+    def for_request(self, tenant: TenantContext, request: RouteRequest) -> RequestPolicy:
+        """Everything this request needs from the policy, in one value (computed once per
+        kind of request, then a dict hit)."""
+        key = (tenant.tenant_name, request.model, request.endpoint, request.tags,
+               request.max_output_tokens)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= MAX_CACHED_PLANS:
+                self._plans.clear()
+            plan = self._plans[key] = self._plan(*key)
+        return plan
+
+    def _plan(self, tenant_name: str, model: str, endpoint: Endpoint, tags: tuple[str, ...],
+              max_output_tokens: int | None) -> RequestPolicy:
+        tenant = self.tenant(tenant_name)
+        return RequestPolicy(
+            policy=self,
+            tenant_name=tenant_name,
+            tenant=tenant,
+            model_allowed=tenant.models is None or model in tenant.models,
+            pool=self.pool(model),
+            rules=self.applicable_rules(model, tenant_name, endpoint.value, tags),
+            token_thresholds=self.token_thresholds(model, max_output_tokens),
+            other_encodings=self.other_encodings(model, max_output_tokens),
+            known_model=model in self.pools or model in self.backends,
+        )
+
+    def tenant(self, name: str) -> TenantPolicy:
+        """The tenant's compiled settings (the defaults for a tenant the policy names not)."""
+        return self.tenants.get(name, self.default_tenant)
+
+    def applicable_rules(
+        self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...] = ()
+    ) -> tuple[Rule, ...]:
+        key = (model, tenant, endpoint, tags)
+        found = self._applicable.get(key)
+        if found is None:
+            if len(self._applicable) >= MAX_CACHED_PLANS:
+                self._applicable.clear()
+            found = tuple(r for r in self.rules if r.applies_to(model, tenant, endpoint, tags))
+            self._applicable[key] = found
+        return found
+
+    def tenant_detectors(self, tenant: str) -> tuple[TenantDetector, ...]:
+        """The tenant's own sensitivity detectors and the values allowed for it (empty for
+        most tenants)."""
+        return self.tenant(tenant).detectors
+
+    def min_confidence(self, tenant: str) -> float:
+        """Findings below this confidence do not make the tenant's requests sensitive."""
+        return self.tenant(tenant).min_confidence
+
+    def public_models(self) -> list[str]:
+        """Names a client may send: virtual pools first, then every backend by name."""
+        return [*self.pools, *(n for n in self.backends if n not in self.pools)]
+
+    def token_thresholds(self, model: str, max_output_tokens: int | None) -> tuple[int, ...]:
+        """Prompt sizes at which some routing decision for this model changes: each candidate's
+        context window less the requested output. Token counting only needs to be exact when
+        one of these could be crossed."""
+        pool = self.pool(model)
+        if pool is None:
+            return ()
+        reserve = max_output_tokens or 0
+        return tuple(sorted({window_threshold(b, reserve) for b in pool.backends
+                             if b.token_encoding in (None, REFERENCE_ENCODING)}))
+
+    def other_encodings(
+        self, model: str, max_output_tokens: int | None
+    ) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """Encodings besides o200k that backends of this model's pool count in exactly (cl100k
+        for older OpenAI models), each with its thresholds in that encoding."""
+        pool = self.pool(model)
+        if pool is None:
+            return ()
+        reserve = max_output_tokens or 0
+        return tuple(
+            (encoding, tuple(sorted({window_threshold(b, reserve) for b in pool.backends
+                                     if b.token_encoding == encoding})))
+            for encoding in extra_encodings(pool.backends)
+        )
+
+    def metrics_targets(self) -> dict[str, str]:
+        """Backend name → Prometheus URL, for every backend whose engine is scraped."""
+        return {n: b.metrics_url for n, b in self.backends.items() if b.metrics_url}
+
+    def dcgm_targets(self) -> dict[str, str]:
+        """Backend name → DCGM exporter URL, for deployments whose GPUs are watched."""
+        return {n: b.dcgm_url for n, b in self.backends.items() if b.dcgm_url}
+
+    def pool(self, model: str) -> Pool | None:
+        found = self.pools.get(model)
+        if found is not None:
+            return found
+        backend = self.backends.get(model)
+        return Pool((backend,)) if backend is not None else None

@@ -1,0 +1,128 @@
+"""Step 4, dispatch: the one failover loop, for whole replies and streams alike.
+
+Candidates are tried in the decision's order until one answers; a retryable failure (5xx,
+429, timeout, refused connection) moves on to the next, a non-retryable one (the request's
+own fault) ends the request. A stream counts as answered once its first event arrived, so
+failing over is only ever done before the client has seen a byte. Each attempt is reported
+to the fleet (its circuit breaker and latency statistics).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from gateway.classify.redaction import RedactionMap
+from gateway.policy.capacity import kv_need_tokens
+from gateway.routing.responses_dispatch import cannot_serve, passes_through
+from gateway.routing.seams import Classifier, FleetTracker
+from gateway.routing.trace import NO_ATTEMPTS, Arrival, Attempts
+from gateway.types import Backend, Endpoint, Payload, Profile, RouteDecision, Zone
+from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
+
+R = TypeVar("R")
+# One attempt: (provider, backend, endpoint, payload, request id) → a reply or an open stream.
+Call = Callable[[Provider, Backend, Endpoint, Payload, str], Awaitable[R]]
+
+# Above this many prompt tokens (~32K characters, a ~10 ms rescan) redaction leaves the loop.
+REDACT_INLINE_TOKENS = 8_000
+
+
+async def whole_reply(provider: Provider, backend: Backend, endpoint: Endpoint,
+                      payload: Payload, request_id: str) -> UpstreamReply:
+    return await provider.complete(backend, endpoint, payload, request_id)
+
+
+async def open_stream(provider: Provider, backend: Backend, endpoint: Endpoint,
+                      payload: Payload, request_id: str) -> UpstreamStream:
+    return await provider.stream(backend, endpoint, payload, request_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered(Generic[R]):
+    """A candidate answered: its reply (or open stream), in which API, and the placeholders
+    to restore in it (None: it saw the original request)."""
+
+    attempts: Attempts
+    result: R
+    endpoint: Endpoint
+    mapping: RedactionMap | None
+
+
+class Undelivered(Exception):
+    """No candidate answered. `cause`: the error the client gets (the last retryable
+    failure, or the first that was not retryable), or whatever interrupted the loop
+    (the client leaving: CancelledError). `attempts`: what was tried, for the record."""
+
+    def __init__(self, attempts: Attempts, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.attempts = attempts
+        self.cause = cause
+
+
+class Failover:
+    def __init__(self, providers: Mapping[str, Provider], fleet: FleetTracker,
+                 classifier: Classifier) -> None:
+        self._providers = providers
+        self._fleet = fleet
+        self._classifier = classifier
+
+    async def deliver(self, arrival: Arrival, profile: Profile, decision: RouteDecision,
+                      call: Call[R]) -> Delivered[R]:
+        """The first candidate's answer that arrives; raises Undelivered otherwise."""
+        request, fleet = arrival.request, self._fleet
+        attempts = NO_ATTEMPTS
+        last: DispatchError | None = None
+        redacted: tuple[Payload, RedactionMap] | None = None  # computed once, reused
+        try:
+            for backend in decision.candidates:
+                refusal = cannot_serve(request, decision, backend)
+                if refusal is not None:
+                    last = refusal
+                    continue
+                endpoint, payload, mapping = request.endpoint, request.payload, None
+                if passes_through(request, decision, backend):
+                    assert request.responses_payload is not None
+                    endpoint, payload = Endpoint.RESPONSES, request.responses_payload
+                elif decision.redact and backend.zone != Zone.SELF_HOSTED:
+                    if redacted is None:
+                        redacted = await self._redact(arrival, profile)
+                    payload, mapping = redacted
+                ticket = fleet.dispatched(
+                    backend.name, profile.prompt_tokens,
+                    kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
+                )
+                attempts = attempts.sent(backend, ticket, mapping is not None)
+                try:
+                    result = await call(arrival.spans.call(self._providers[backend.provider]),
+                                        backend, endpoint, payload, request.request_id)
+                except DispatchError as exc:
+                    if not exc.retryable:
+                        fleet.abandoned(ticket)  # the request's fault, not the backend's
+                        raise
+                    fleet.failed(ticket)
+                    attempts = attempts.failed(f"{backend.name}: {exc.error.message}")
+                    last = exc
+                    continue
+                except BaseException:
+                    fleet.abandoned(ticket)  # the client left: no verdict on the backend
+                    raise
+                return Delivered(attempts, result, endpoint, mapping)
+        except DispatchError as exc:
+            raise Undelivered(attempts, exc.error) from None
+        except BaseException as exc:
+            raise Undelivered(attempts, exc) from None
+        assert last is not None
+        raise Undelivered(attempts, last.error)
+
+    async def _redact(self, arrival: Arrival, profile: Profile) -> tuple[Payload, RedactionMap]:
+        """What a backend outside self_hosted may see: placeholders for every sensitive span.
+        A long prompt's rescan (~0.3 µs a character) runs in a thread, so the loop keeps
+        serving."""
+        redact, request = self._classifier.redact, arrival.request
+        detectors = arrival.plan.tenant.detectors
+        if profile.prompt_tokens > REDACT_INLINE_TOKENS:
+            return await asyncio.to_thread(redact, request, detectors, profile)
+        return redact(request, detectors, profile)
