@@ -59,10 +59,9 @@ from gateway.db.migrate import upgrade
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
 from gateway.policy.token_counting import extra_encodings
-from gateway.providers.anthropic import AnthropicProvider
-from gateway.providers.azure import AzureDialect
+from gateway.provider_kinds.kind import UpstreamLimits
 from gateway.providers.engine_tokens import EngineTokenCounter
-from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
+from gateway.providers.registry import build_providers
 from gateway.reports.gpus import declared_gpus
 from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
@@ -83,7 +82,6 @@ from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.key_changes import KeyChangeListener, listen_dsn
 from gateway.tenancy.persisted import KeyFile
 from gateway.tenancy.repository import TenantRepository
-from gateway.upstream import Provider
 
 log = logging.getLogger("gateway")
 
@@ -135,19 +133,11 @@ def create_app(
             leasing = LeasingBudgetStore(budget_store, lease_s=settings.budget_lease_s)
             metrics.watch_budget_leases(leasing.stats.numbers)
             budget_store = leasing
-        limits = {
-            "connect_timeout_s": settings.upstream_connect_timeout_s,
-            "read_timeout_s": settings.upstream_read_timeout_s,
-            "max_connections": settings.upstream_max_connections,
-        }
-        compat = OpenAICompatProvider(**limits)
-        providers: dict[str, Provider] = {
-            "vllm": compat,
-            "openai_compat": compat,
-            "openai": OpenAICompatProvider(**limits, dialect=OpenAIDialect()),
-            "azure": OpenAICompatProvider(**limits, dialect=AzureDialect()),
-            "anthropic": AnthropicProvider(**limits),
-        }
+        providers = build_providers(UpstreamLimits(
+            connect_timeout_s=settings.upstream_connect_timeout_s,
+            read_timeout_s=settings.upstream_read_timeout_s,
+            max_connections=settings.upstream_max_connections,
+        ))
         fleet = FleetState(breaker=BreakerConfig(
             failures_to_open=settings.breaker_failures,
             error_rate_to_open=settings.breaker_error_rate,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.policy.loader import PolicyError, parse_policy
+from gateway.provider_kinds.anthropic import AnthropicOptions
+from gateway.provider_kinds.azure import AzureOptions
 
 RULES = """\
 rules:
@@ -24,13 +26,13 @@ def test_anthropic_defaults_and_overrides():
     backend = parse_policy(policy(
         "provider: anthropic, base_url: 'https://api.anthropic.com', model: claude-x, "
         "api_key_env: ANTHROPIC_API_KEY")).backends["b"]
-    assert backend.auth == "api_key" and backend.anthropic_version is None
-    assert backend.default_max_tokens is None and backend.max_tokens_field == "auto"
+    # Compiled into the kind's own options, the defaults resolved.
+    assert backend.auth == "api_key" and backend.options == AnthropicOptions("2023-06-01", 4096)
+    assert backend.telemetry_name == "anthropic"
     custom = parse_policy(policy(
         "provider: anthropic, base_url: 'https://gw.example/v1', model: claude-x, auth: bearer, "
         "anthropic_version: '2023-06-01', default_max_tokens: 2048")).backends["b"]
-    assert (custom.auth, custom.anthropic_version, custom.default_max_tokens) == (
-        "bearer", "2023-06-01", 2048)
+    assert (custom.auth, custom.options) == ("bearer", AnthropicOptions("2023-06-01", 2048))
 
 
 def test_azure_classic_and_v1():
@@ -38,13 +40,12 @@ def test_azure_classic_and_v1():
         "provider: azure, base_url: 'https://r.openai.azure.com', model: gpt-4o, "
         "deployment: prod-4o, api_version: '2024-10-21', api_key_env: AZURE_OPENAI_API_KEY"
     )).backends["b"]
-    assert (classic.deployment, classic.api_version, classic.auth) == (
-        "prod-4o", "2024-10-21", "api_key")
+    assert (classic.options, classic.auth) == (
+        AzureOptions("auto", "prod-4o", "2024-10-21"), "api_key")
     v1 = parse_policy(policy(
         "provider: azure, base_url: 'https://r.openai.azure.com/openai/v1/', model: prod-4o, "
         "auth: bearer, max_tokens_field: max_completion_tokens")).backends["b"]
-    assert v1.deployment is None and v1.auth == "bearer"
-    assert v1.max_tokens_field == "max_completion_tokens"
+    assert v1.options == AzureOptions("max_completion_tokens") and v1.auth == "bearer"
     assert v1.base_url == "https://r.openai.azure.com/openai/v1"
 
 
@@ -59,7 +60,7 @@ def test_azure_classic_and_v1():
     ("provider: vllm, base_url: 'http://v/v1', model: m, default_max_tokens: 9",
      "anthropic only"),
     ("provider: anthropic, base_url: 'https://a', model: m, max_tokens_field: max_tokens",
-     "OpenAI-family"),
+     "applies to providers vllm, openai, openai_compat and azure only"),
     ("provider: openai, base_url: 'https://api.openai.com/v1', model: m, auth: api_key",
      "azure and anthropic only"),
     ("provider: anthropic, base_url: 'https://a', model: m, anthropic_version: latest",

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.errors import GatewayError
-from gateway.providers.anthropic_reply import anthropic_error, to_chat_completion
+from gateway.providers.anthropic_errors import anthropic_error
 from gateway.providers.openai_compat import usage_from_body, usage_from_obj
 from gateway.providers.upstream_errors import normalise_upstream_error, parse_error_body
+from gateway.translate.anthropic_reply import to_chat_completion
 from gateway.types import Usage
 
 INT32 = 2**31 - 1  # audit_log's token columns
