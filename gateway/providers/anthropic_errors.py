@@ -6,15 +6,7 @@ import orjson
 
 from gateway.errors import GatewayError, UpstreamFailed, UpstreamRejected
 from gateway.providers.upstream_errors import normalise_upstream_error
-
-_ERROR_TYPES = {
-    "invalid_request_error": ("invalid_request_error", None),
-    "request_too_large": ("invalid_request_error", "request_too_large"),
-    "not_found_error": ("invalid_request_error", "not_found"),
-    "permission_error": ("permission_error", None),
-    "authentication_error": ("invalid_request_error", "invalid_api_key"),
-    "billing_error": ("insufficient_quota", "insufficient_quota"),
-}
+from gateway.translate.anthropic_vocabulary import OPENAI_ERRORS
 
 
 def anthropic_error(status: int, body: bytes, backend: str) -> tuple[GatewayError, bool]:
@@ -35,9 +27,9 @@ def anthropic_error(status: int, body: bytes, backend: str) -> tuple[GatewayErro
             code="rate_limit_exceeded", status=429, error_type="rate_limit_error",
         ), True
     err, retryable = normalise_upstream_error(status, body, backend)
-    if retryable or kind not in _ERROR_TYPES:
+    if retryable or kind not in OPENAI_ERRORS:
         return err, retryable
-    error_type, code = _ERROR_TYPES[kind]
+    error_type, code = OPENAI_ERRORS[kind]
     return UpstreamRejected(
         message, status=status if status in (400, 413) else 400, error_type=error_type,
         code=code,

@@ -12,8 +12,9 @@ format meets it at two edges, each a pair of directions:
   `error_body` (a gateway error → Anthropic's error shape).
 
 Each lives in its own module here (anthropic_*: toward Anthropic upstreams; messages_*: the
-front door); a round trip through both edges keeps the meaning (tests/unit/api/
-test_round_trips.py).
+front door), and the vocabulary both directions map (stop reasons, error types) in one,
+anthropic_vocabulary.py. A round trip through both edges keeps the meaning
+(tests/unit/api/test_round_trips.py).
 """
 
 from __future__ import annotations

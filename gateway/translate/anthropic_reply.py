@@ -12,20 +12,9 @@ from typing import Any
 import orjson
 
 from gateway.translate.anthropic_request import JsonMode
+from gateway.translate.anthropic_vocabulary import FINISH_REASONS
 from gateway.translate.token_counts import MAX_TOKEN_COUNT, token_count
 from gateway.types import Usage
-
-FINISH_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    # The model ran out of context mid-answer: a truncation, as `length` tells OpenAI clients.
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool_calls",
-    "refusal": "content_filter",
-}
-# Anthropic error type → (OpenAI type, code) for errors about the request itself.
 
 
 def finish_reason(stop_reason: str | None, tool_calls: int) -> str:
