@@ -73,3 +73,33 @@ def test_provider_fields_are_validated_where_written(backend: str, problem: str)
     found = info.value.problems[0]
     assert problem in found.message and found.path.startswith("backends[0]")
     assert found.line == 3
+
+
+def test_shared_and_kind_keys_are_checked_together_each_at_its_own_line():
+    text = """\
+version: 1
+backends:
+  - name: b
+    provider: azure
+    base_url: https://r.openai.azure.com
+    model: gpt-4o
+    context_window: 0
+    deployment: "bad deployment"
+    anthropic_version: '2023-06-01'
+    colour: blue
+"""
+    with pytest.raises(PolicyError) as info:
+        parse_policy(text, "p.yaml")
+    found = {(p.path, p.line): p.message for p in info.value.problems}
+    assert set(found) == {("backends[0].context_window", 7), ("backends[0].deployment", 8),
+                          ("backends[0].anthropic_version", 9), ("backends[0].colour", 10)}
+    assert found[("backends[0].anthropic_version", 9)] == (
+        "anthropic_version applies to provider anthropic only")
+    assert found[("backends[0].colour", 10)] == "Extra inputs are not permitted"
+
+
+def test_an_options_block_is_not_a_policy_key():
+    with pytest.raises(PolicyError) as info:
+        parse_policy(policy("provider: openai, base_url: 'https://api.openai.com/v1', model: m, "
+                            "options: {max_tokens_field: max_tokens}"))
+    assert [p.path for p in info.value.problems] == ["backends[0].options"]
