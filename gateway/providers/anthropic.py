@@ -13,7 +13,7 @@ import time
 import orjson
 
 from gateway.errors import InvalidRequest, UpstreamFailed
-from gateway.provider_kinds.anthropic import anthropic_options, messages_root
+from gateway.provider_kinds.anthropic import ANTHROPIC, anthropic_options, messages_root
 from gateway.providers.anthropic_errors import anthropic_error
 from gateway.providers.event_stream import UpstreamEventStream
 from gateway.providers.http_pool import SessionPool, post_stream, post_whole, upstream_headers
@@ -104,7 +104,7 @@ def _translate(
 
 def anthropic_headers(backend: Backend, request_id: str,
                       payload: Payload | None = None) -> dict[str, str]:
-    headers = upstream_headers(backend, request_id, api_key_header="x-api-key")
+    headers = upstream_headers(backend, request_id, api_key_header=ANTHROPIC.api_key_header)
     headers["anthropic-version"] = anthropic_options(backend).anthropic_version
     beta = payload.get("anthropic_beta") if payload is not None else None
     if isinstance(beta, str) and beta:

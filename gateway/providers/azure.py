@@ -17,7 +17,7 @@ from urllib.parse import quote
 import orjson
 
 from gateway.errors import GatewayError, UpstreamRejected
-from gateway.provider_kinds.azure import azure_options
+from gateway.provider_kinds.azure import AZURE, azure_options
 from gateway.providers.openai_compat import Dialect
 from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
@@ -31,8 +31,9 @@ class AzureDialect(Dialect):
     def url(self, backend: Backend, endpoint: Endpoint) -> str:
         return azure_url(backend, endpoint)
 
-    # `api-key` by default; `auth: bearer` sends a Microsoft Entra ID token the OpenAI way.
-    api_key_header = "api-key"
+    # `api-key` (the kind's declaration) by default; `auth: bearer` sends a Microsoft Entra
+    # ID token the OpenAI way.
+    api_key_header = AZURE.api_key_header
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         if endpoint is Endpoint.RESPONSES:
