@@ -3,9 +3,8 @@ checks that make `policy check` refuse whatever the simulator itself would refus
 
 The simulator plays the server the backend's provider kind declares (`simulated_api`): a vLLM
 engine for vllm and openai_compat, OpenAI's API for openai, Anthropic's Messages API for
-anthropic. Its engine is
-sized from the backend's own fields (context window, batch slots), so the router plans with
-the same numbers the simulated engine runs with.
+anthropic. Its engine is sized from the backend's own fields (context window, batch slots),
+so the router plans with the same numbers the simulated engine runs with.
 """
 
 from __future__ import annotations
