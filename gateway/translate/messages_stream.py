@@ -3,7 +3,7 @@ front door's stream for Claude clients.
 
 `AnthropicEventEncoder`: OpenAI chunks in, `event: <type>\\ndata: <json>\\n\\n` out, in
 Anthropic's order (message_start, ping, content_block_start/delta/stop per block,
-message_delta with the usage, message_stop).
+message_delta with the usage, message_stop), or an `error` event when the stream broke.
 """
 
 from __future__ import annotations
@@ -72,8 +72,11 @@ class AnthropicEventEncoder:
         out.append(event("message_stop", {}))
         return out
 
-    def error(self, error: dict[str, Any], kind: str = "api_error") -> bytes:
-        return event("error", {"error": {"type": kind, "message": error.get("message") or ""}})
+    def error(self, error: dict[str, Any]) -> list[bytes]:
+        """The stream broke after its headers: Anthropic clients learn of it from an `error`
+        event (`overloaded_error` when no backend had room, as Anthropic says it)."""
+        kind = "overloaded_error" if error.get("code") == "overloaded" else "api_error"
+        return [event("error", {"error": {"type": kind, "message": error.get("message") or ""}})]
 
     def _start(self) -> list[bytes]:
         if self._started:
