@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import orjson
 
-from gateway.routing.streaming import Relay
+from gateway.api.sse_response import ClientStream
 from gateway.translate.chat_stream_encoder import ChatStreamEncoder
 
 
@@ -20,7 +20,7 @@ class TranslatedStream:
 
     __slots__ = ("_encoder", "_on_end", "_relay")
 
-    def __init__(self, relay: Relay, encoder: ChatStreamEncoder,
+    def __init__(self, relay: ClientStream, encoder: ChatStreamEncoder,
                  on_end: Callable[[], Awaitable[None]] | None = None) -> None:
         self._relay = relay
         self._encoder = encoder
