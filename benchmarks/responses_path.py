@@ -24,13 +24,13 @@ from loadgen import LoadPlan, Probe, Target, run_load
 from overhead_report import Level
 from tables import render_markdown, render_text
 
-from gateway.api.responses_reply import to_response
-from gateway.api.responses_request import (
+from gateway.translate.responses import (
+    ResponsesEventEncoder,
     native_payload,
     parse_responses_request,
     to_chat_payload,
+    to_response,
 )
-from gateway.api.responses_stream import ResponsesEventEncoder
 
 MODEL = "bench"
 TARGET_MS = 0.1

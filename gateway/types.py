@@ -168,6 +168,16 @@ class PricePerMTok:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderOptions:
+    """A backend's provider-specific settings, compiled from the policy. Each provider kind
+    (gateway/provider_kinds) subclasses it with its own frozen fields; together they are the
+    tagged union `Backend.options`, its tag the backend's `provider`."""
+
+
+NO_OPTIONS = ProviderOptions()
+
+
+@dataclass(frozen=True, slots=True)
 class Backend:
     """One upstream deployment, compiled from the policy."""
 
@@ -186,15 +196,14 @@ class Backend:
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 300.0
     max_connections: int = 512
-    # Provider-specific settings (see policy/schema.py): Azure's deployment URL and API
-    # version, how the key is sent, Anthropic's version header and its required max_tokens,
-    # which max-tokens field an OpenAI-family upstream accepts ("auto": by model family).
-    api_version: str | None = None
-    deployment: str | None = None
-    auth: str = "bearer"  # "bearer" | "api_key"
-    anthropic_version: str | None = None
-    default_max_tokens: int | None = None
-    max_tokens_field: str = "auto"  # "auto" | "max_tokens" | "max_completion_tokens"
+    # How the key is sent: "api_key" in the provider's own header, or "bearer".
+    auth: str = "bearer"
+    # What only this backend's provider kind has (Azure's deployment, Anthropic's version
+    # header...): one of the kinds' option types in gateway/provider_kinds, tagged by
+    # `provider`. The base instance means "the kind's defaults" (a Backend built by hand).
+    options: ProviderOptions = NO_OPTIONS
+    # `gen_ai.provider.name` in traces: the kind's telemetry name, compiled in ("" = provider).
+    telemetry_name: str = ""
     # Latency priors until measurements exist (the policy's `latency:` or zone defaults).
     ttft_s: float = 0.2
     tpot_s: float = 0.02

@@ -20,15 +20,20 @@ from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.errors import log_internal
-from gateway.api.messages_reply import error_body, message_id, to_anthropic_message
-from gateway.api.messages_request import to_chat_payload
-from gateway.api.messages_stream import AnthropicEventEncoder, AnthropicStream
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import check_writable, read_body
 from gateway.api.sse_response import SSEResponse
+from gateway.api.translated_stream import TranslatedStream
 from gateway.components import Components
 from gateway.errors import GatewayError, InternalError, InvalidRequest, ModelNotFound
 from gateway.routing.service import Completed, Streaming
+from gateway.translate.anthropic import (
+    AnthropicEventEncoder,
+    error_body,
+    message_id,
+    to_anthropic_message,
+    to_chat_payload,
+)
 from gateway.types import Endpoint, RouteRequest, TenantContext
 
 log = logging.getLogger("gateway.api")
@@ -103,7 +108,7 @@ async def create_message(request: Request, request_id: str) -> Response:
         assert isinstance(streaming, Streaming)
         encoder = AnthropicEventEncoder(route_request.model, message_id(request_id))
         headers = {**streaming.headers, "request-id": request_id}
-        return SSEResponse(AnthropicStream(streaming.body, encoder), headers)
+        return SSEResponse(TranslatedStream(streaming.body, encoder), headers)
     try:
         result = await cancel_on_disconnect(
             request.receive, parts.routing.handle(tenant, route_request, request.headers)

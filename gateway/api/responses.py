@@ -2,9 +2,9 @@
 
 A Responses request takes the same path as a chat completion (authenticate, classify,
 decide, reserve, dispatch, settle, record): it is translated to the chat payload the gateway
-routes (api/responses_request.py) and the reply or stream is translated back
-(responses_reply.py, responses_stream.py), so any backend can serve it. A backend that
-serves /v1/responses itself is sent the request as such (responses_passthrough.py).
+routes and the reply or stream is translated back (gateway/translate/responses.py), so any
+backend can serve it. A backend that serves /v1/responses itself is sent the request as such
+(responses_passthrough.py).
 
 Conversation state: with `store` (default true) the response and the items it was given are
 kept in the gateway's database for the tenant that made it, so `previous_response_id` can
@@ -28,17 +28,10 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import read_body
-from gateway.api.responses_items import Untranslatable, input_items_page
-from gateway.api.responses_passthrough import PassthroughStream, adopt
-from gateway.api.responses_reply import new_id, to_response
-from gateway.api.responses_request import (
-    ResponsesRequest,
-    native_payload,
-    parse_responses_request,
-    to_chat_payload,
-)
-from gateway.api.responses_stream import ResponsesEventEncoder, ResponsesStream
+from gateway.api.responses_input_items import input_items_page
+from gateway.api.responses_passthrough import PassthroughStream
 from gateway.api.sse_response import SSEResponse
+from gateway.api.translated_stream import TranslatedStream
 from gateway.components import Components
 from gateway.conversations.repository import ResponseRepository
 from gateway.errors import (
@@ -50,6 +43,17 @@ from gateway.errors import (
 )
 from gateway.policy.tenants import StoreContent
 from gateway.routing.service import Completed, Streaming
+from gateway.translate.responses import (
+    ResponsesEventEncoder,
+    ResponsesRequest,
+    Untranslatable,
+    adopt,
+    native_payload,
+    new_id,
+    parse_responses_request,
+    to_chat_payload,
+    to_response,
+)
 from gateway.types import Endpoint, RouteRequest, TenantContext
 
 log = logging.getLogger("gateway.api")
@@ -132,7 +136,13 @@ async def create_response(request: Request) -> Response:
                                                  parsed.model, store=store, on_end=on_end),
                                streaming.headers)
         encoder = ResponsesEventEncoder(response_id, parsed.echo, parsed.model, store=store)
-        return SSEResponse(ResponsesStream(streaming.body, encoder, on_end), streaming.headers)
+
+        async def keep_final() -> None:
+            if encoder.final is not None:
+                await keep(encoder.final)
+
+        return SSEResponse(TranslatedStream(streaming.body, encoder,
+                                            keep_final if store else None), streaming.headers)
     try:
         result = await cancel_on_disconnect(request.receive, _handled(
             parts.routing.handle(tenant, route_request, request.headers)))

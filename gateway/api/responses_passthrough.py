@@ -1,11 +1,6 @@
-"""Front door: a Responses API reply or stream from a backend that serves /v1/responses
-natively, made the gateway's own (pure apart from the stream wrapper).
-
-The upstream kept nothing (`store: false`) and never saw the gateway's conversation ids, so
-the response takes the gateway's id, `store`, `previous_response_id` and `metadata`, and the
-requested model name (as translated replies do). Events keep their order and sequence
-numbers; the relay's data-only frames get their `event:` line back. A stream that breaks
-ends with `error` and `response.failed`, as a translated one does.
+"""Front door: the response body for a Responses stream from a backend that serves
+/v1/responses natively. Events keep their order and sequence numbers; what makes them the
+gateway's own (ids, `store`, the failure events) is gateway/translate/responses_passthrough.py.
 """
 
 from __future__ import annotations
@@ -16,22 +11,7 @@ from typing import Any
 import orjson
 
 from gateway.routing.streaming import Relay
-
-LIFECYCLE_END = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def adopt(response: dict[str, Any], response_id: str, echo: dict[str, Any], model: str,
-          *, store: bool) -> dict[str, Any]:
-    response["id"] = response_id
-    response["model"] = model
-    response["store"] = store
-    response["previous_response_id"] = echo.get("previous_response_id")
-    response["metadata"] = echo.get("metadata") or {}
-    return response
-
-
-def event_frame(kind: str, data: bytes) -> bytes:
-    return b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n"
+from gateway.translate.responses import LIFECYCLE_END, adopt, event_frame, failure_frames
 
 
 class PassthroughStream:
@@ -51,7 +31,7 @@ class PassthroughStream:
         self._on_end = on_end
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        # Read to the relay's end (see ResponsesStream): it settles and records on finishing.
+        # Read to the relay's end (see TranslatedStream): it settles and records on finishing.
         snapshot: dict[str, Any] = {}
         sequence = -1
         ended = False
@@ -65,7 +45,8 @@ class PassthroughStream:
             kind = event.get("type")
             if not isinstance(kind, str):  # the relay's own error frame: the stream broke
                 ended = True
-                yield self._failure(event.get("error") or {}, snapshot, sequence + 1)
+                yield failure_frames(event.get("error") or {}, snapshot, self._response_id,
+                                     sequence + 1)
                 continue
             if isinstance(event.get("sequence_number"), int):
                 sequence = event["sequence_number"]
@@ -80,25 +61,11 @@ class PassthroughStream:
             yield event_frame(kind, data)
             if kind == "error":
                 ended = True
-                yield self._failure(event, snapshot, sequence + 1, announced=True)
+                yield failure_frames(event, snapshot, self._response_id, sequence + 1,
+                                     announced=True)
         if not ended:  # the upstream stopped without saying how: for the client, it failed
-            yield self._failure({"message": "the upstream stream ended early"}, snapshot,
-                                sequence + 1)
-
-    def _failure(self, error: dict[str, Any], snapshot: dict[str, Any], sequence: int, *,
-                 announced: bool = False) -> bytes:
-        code = error.get("code") or "server_error"
-        message = error.get("message") or "the upstream stream failed"
-        out = b""
-        if not announced:
-            out = event_frame("error", orjson.dumps({
-                "type": "error", "sequence_number": sequence, "code": code,
-                "message": message, "param": error.get("param")}))
-            sequence += 1
-        response = {**snapshot, "id": self._response_id, "status": "failed",
-                    "error": {"code": code, "message": message}}
-        return out + event_frame("response.failed", orjson.dumps({
-            "type": "response.failed", "sequence_number": sequence, "response": response}))
+            yield failure_frames({"message": "the upstream stream ended early"}, snapshot,
+                                 self._response_id, sequence + 1)
 
     async def aclose(self) -> None:
         await self._relay.aclose()

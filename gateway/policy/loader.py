@@ -9,7 +9,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import ValidationError
@@ -22,6 +21,8 @@ from gateway.policy.simulation import simulator_launch
 from gateway.policy.tenants import TenantPolicy, allowed_values, compile_tenant
 from gateway.policy.token_counting import DEFAULT_ESTIMATE_RATIO, default_counting
 from gateway.policy.validation import semantic_problems
+from gateway.provider_kinds.openai_family import vllm_metrics_url
+from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.secret_files import SecretFileError, read_secret_file
 from gateway.types import Backend, PricePerMTok, Zone
 
@@ -152,6 +153,8 @@ def default_baseline(backends: Iterable[Backend]) -> Backend | None:
 
 
 def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Backend:
+    kind = PROVIDER_KINDS[spec.provider]  # validated: a registered kind
+    base_url = str(spec.base_url).rstrip("/")
     price = None
     if spec.price_per_mtok_usd is not None:
         p = spec.price_per_mtok_usd
@@ -166,20 +169,22 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         ttft_s, tpot_s = spec.latency.ttft_ms / 1000, spec.latency.tpot_ms / 1000
     kv = spec.kv
     metrics_url = str(spec.metrics_url) if spec.metrics_url is not None else None
-    token_encoding, token_ratio = default_counting(spec.provider, spec.model)
+    token_encoding, token_ratio = default_counting(kind, spec.model)
     tokenize_url = None
     if spec.tokens is not None:
         exact = spec.tokens.count in ("o200k_base", "cl100k_base")
         token_encoding = spec.tokens.count if exact else None
         token_ratio = 1.0 if exact else spec.tokens.ratio or DEFAULT_ESTIMATE_RATIO
-        if spec.tokens.count == "tokenize":
-            tokenize_url = _count_url(spec.provider, str(spec.base_url).rstrip("/"))
-    if metrics_url is None and spec.provider == "vllm":
-        metrics_url = default_metrics_url(str(spec.base_url))
+        if spec.tokens.count == "tokenize" and kind.count_url is not None:
+            tokenize_url = kind.count_url(base_url)
+    if metrics_url is None and kind.metrics_url is not None:
+        metrics_url = kind.metrics_url(str(spec.base_url))
+    responses_api = spec.responses_api or (
+        "native" if kind.responses == "native" else "translate")
     return Backend(
         name=spec.name,
         provider=spec.provider,
-        base_url=str(spec.base_url).rstrip("/"),
+        base_url=base_url,
         model=spec.model,
         zone=spec.zone,
         context_window=spec.context_window,
@@ -192,13 +197,11 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         max_connections=spec.max_connections or 512,
         ttft_s=ttft_s,
         tpot_s=tpot_s,
-        api_version=spec.api_version,
-        deployment=spec.deployment,
-        # Azure and Anthropic send keys in their own headers unless told it is a bearer token.
-        auth=spec.auth or ("api_key" if spec.provider in ("azure", "anthropic") else "bearer"),
-        anthropic_version=spec.anthropic_version,
-        default_max_tokens=spec.default_max_tokens,
-        max_tokens_field=spec.max_tokens_field or "auto",
+        # Kinds with a key header of their own (Azure's, Anthropic's) send keys there unless
+        # told it is a bearer token.
+        auth=spec.auth or ("api_key" if kind.api_key_header is not None else "bearer"),
+        options=kind.compile(spec.options),
+        telemetry_name=kind.telemetry_name,
         metrics_url=metrics_url,
         kv_bytes_per_token=(
             2 * kv.layers * kv.kv_heads * kv.head_dim * kv.dtype_bytes if kv is not None else None
@@ -214,30 +217,13 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,
-        responses_native=(spec.responses_api or (
-            "native" if spec.provider in ("openai", "azure") else "translate")) == "native",
+        responses_native=responses_api == "native",
     )
 
 
 def default_metrics_url(base_url: str) -> str:
-    return engine_url(base_url, "metrics")
-
-
-def _count_url(provider: str, base_url: str) -> str:
-    """Where a backend counts a prompt itself: vLLM's /tokenize, Anthropic's count_tokens
-    (base_url with or without its /v1, as for messages)."""
-    if provider == "anthropic":
-        base = base_url if base_url.endswith("/v1") else f"{base_url}/v1"
-        return f"{base}/messages/count_tokens"
-    return engine_url(base_url, "tokenize")
-
-
-def engine_url(base_url: str, path: str) -> str:
-    """vLLM serves /metrics and /tokenize at the server root, while base_url is usually its
-    /v1."""
-    parts = urlsplit(base_url)
-    root = parts.path.rstrip("/").removesuffix("/v1")
-    return urlunsplit((parts.scheme, parts.netloc, f"{root}/{path}", "", ""))
+    """Where a vLLM engine serves its Prometheus metrics, from its base_url."""
+    return vllm_metrics_url(base_url)
 
 
 def _problems(exc: ValidationError, root: yaml.Node | None, source: str) -> list[PolicyProblem]:

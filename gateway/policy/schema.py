@@ -5,10 +5,20 @@ This is what operators write. The loader compiles it into the runtime form (`Pol
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, HttpUrl, field_validator, model_validator
+from pydantic import (
+    Field,
+    GetJsonSchemaHandler,
+    HttpUrl,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
+from gateway.policy.backend_kinds import complete_json_schema, validate_backend
 from gateway.policy.rule_schema import RuleSpec, Strict
 from gateway.policy.sensitivity_schema import (
     ALLOW_DESCRIPTION,
@@ -16,6 +26,7 @@ from gateway.policy.sensitivity_schema import (
     SensitivitySpec,
     TenantDetectorSpec,
 )
+from gateway.provider_kinds.kind import OptionsSpec
 
 # At most 64 characters: backend names are stored whole in every audit row and rollup.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
@@ -108,7 +119,10 @@ class TokensSpec(Strict):
 
 class BackendSpec(Strict):
     name: str = Field(pattern=NAME_PATTERN)
-    provider: Literal["vllm", "openai", "openai_compat", "azure", "anthropic"]
+    provider: str = Field(
+        description="the provider kind (vllm, openai, openai_compat, azure, anthropic, or one "
+        "registered in gateway/provider_kinds): which keys below apply, and how the backend "
+        "is called, counted and traced")
     base_url: HttpUrl
     model: str = Field(min_length=1, description="model name the upstream expects")
     zone: str = Field(default="self_hosted", pattern=r"^[a-z][a-z0-9_]*$")
@@ -131,29 +145,6 @@ class BackendSpec(Strict):
         description="how the key is sent: api_key (Azure `api-key`, Anthropic `x-api-key`; "
         "their default) or bearer (`Authorization: Bearer`: the default elsewhere, and for "
         "Entra ID or OAuth tokens)",
-    )
-    deployment: str | None = Field(
-        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
-        description="azure: deployment name for /openai/deployments/{deployment}/... URLs; "
-        "omit it for the v1 API (base_url ending in /openai/v1, model = deployment name)",
-    )
-    api_version: str | None = Field(
-        default=None, pattern=r"^[A-Za-z0-9._-]{1,40}$",
-        description="azure: the api-version query parameter (required with deployment)",
-    )
-    anthropic_version: str | None = Field(
-        default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
-        description="anthropic: the anthropic-version header (default 2023-06-01)",
-    )
-    default_max_tokens: int | None = Field(
-        default=None, ge=1,
-        description="anthropic: max_tokens sent when the client sets none (Anthropic requires "
-        "it; default 4096)",
-    )
-    max_tokens_field: Literal["auto", "max_tokens", "max_completion_tokens"] | None = Field(
-        default=None,
-        description="OpenAI family: the field that carries the client's token limit upstream; "
-        "auto (default) renames max_tokens to max_completion_tokens for o-series and gpt-5",
     )
     responses_api: Literal["native", "translate"] | None = Field(
         default=None,
@@ -186,6 +177,22 @@ class BackendSpec(Strict):
         "anthropic and self-hosted models)",
     )
     simulate: SimulatorSpec | None = None
+    # The keys only this backend's kind accepts, validated by the kind's own schema (see
+    # _kind_options): not a key of the YAML, which keeps every backend's keys flat.
+    options: OptionsSpec = Field(default_factory=OptionsSpec, exclude=True)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _kind_options(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> BackendSpec:
+        return validate_backend(cls, data, handler)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        complete_json_schema(handler.resolve_ref_schema(schema))
+        return schema
 
     @field_validator("base_url")
     @classmethod
@@ -196,33 +203,9 @@ class BackendSpec(Strict):
         return url
 
     @model_validator(mode="after")
-    def _provider_fields_fit(self) -> BackendSpec:
+    def _keys_named_one_way(self) -> BackendSpec:
         if self.api_key_env is not None and self.api_key_file is not None:
             raise ValueError("api_key_env and api_key_file are both given: name the key one way")
-        only = {"deployment": "azure", "api_version": "azure",
-                "anthropic_version": "anthropic", "default_max_tokens": "anthropic"}
-        for name, provider in only.items():
-            if getattr(self, name) is not None and self.provider != provider:
-                raise ValueError(f"{name} applies to provider {provider} only")
-        if self.provider == "anthropic" and self.max_tokens_field is not None:
-            raise ValueError("max_tokens_field applies to OpenAI-family providers only")
-        if self.provider == "anthropic" and self.responses_api == "native":
-            raise ValueError("responses_api: native needs an OpenAI-family provider; "
-                             "anthropic backends are always translated")
-        if self.auth == "api_key" and self.provider not in ("azure", "anthropic"):
-            raise ValueError("auth: api_key applies to providers azure and anthropic only")
-        if self.tokens is not None and self.tokens.count == "tokenize" and (
-            self.provider not in ("vllm", "anthropic")
-        ):
-            raise ValueError("tokens: {count: tokenize} needs provider vllm (its /tokenize) "
-                             "or anthropic (its count_tokens)")
-        if self.provider == "azure":
-            path = (self.base_url.path or "").rstrip("/")
-            if self.deployment and not self.api_version:
-                raise ValueError("azure with a deployment needs api_version")
-            if not self.deployment and not path.endswith("/openai/v1"):
-                raise ValueError("azure needs a deployment (with api_version), or a base_url "
-                                 "ending in /openai/v1 for the v1 API")
         return self
 
 

@@ -1,10 +1,10 @@
 """Simulated backends (`simulate:` blocks): what `gateway serve` starts for the demo, and the
 checks that make `policy check` refuse whatever the simulator itself would refuse at start.
 
-The simulator plays the server the backend's provider names: a vLLM engine for vllm and
-openai_compat, OpenAI's API for openai, Anthropic's Messages API for anthropic. Its engine is
-sized from the backend's own fields (context window, batch slots), so the router plans with
-the same numbers the simulated engine runs with.
+The simulator plays the server the backend's provider kind declares (`simulated_api`): a vLLM
+engine for vllm and openai_compat, OpenAI's API for openai, Anthropic's Messages API for
+anthropic. Its engine is sized from the backend's own fields (context window, batch slots),
+so the router plans with the same numbers the simulated engine runs with.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from gateway.policy.schema import BackendSpec
+from gateway.provider_kinds.registry import PROVIDER_KINDS, listed
 
 # The simulator's engine defaults (gateway/sim/config.py; a unit test keeps them equal).
 SIM_BLOCK_SIZE = 16
@@ -21,8 +22,6 @@ SIM_DEFAULT_GPU_BLOCKS = 2048
 # A commercial API is not the bottleneck of a demo: room for many long requests at once.
 API_BATCH_SLOTS = 256
 API_CONTEXTS_IN_CACHE = 4
-SIMULATED_APIS = {"vllm": "vllm", "openai_compat": "vllm", "openai": "openai",
-                  "anthropic": "anthropic"}
 OWNED_BY = {"vllm": "gateway-sim", "openai": "simulated OpenAI API (gateway demo)",
             "anthropic": "simulated Anthropic API (gateway demo)"}
 
@@ -69,7 +68,9 @@ def simulator_launch(spec: BackendSpec) -> SimulatorLaunch | None:
     sim = spec.simulate
     if sim is None:
         return None
-    api = SIMULATED_APIS[spec.provider]
+    api = PROVIDER_KINDS[spec.provider].simulated_api
+    if api is None:
+        return None  # refused by simulation_problems
     url = urlparse(str(spec.base_url))
     max_model_len = sim.max_model_len or spec.context_window
     blocks = sim.num_gpu_blocks
@@ -91,9 +92,10 @@ def simulation_problems(spec: BackendSpec) -> list[tuple[tuple[str | int, ...], 
     sim = spec.simulate
     if sim is None:
         return []
-    if spec.provider not in SIMULATED_APIS:
-        return [(("simulate",), f"provider {spec.provider} cannot be simulated (vllm, "
-                 "openai_compat, openai and anthropic can)")]
+    if PROVIDER_KINDS[spec.provider].simulated_api is None:
+        can = [kind.name for kind in PROVIDER_KINDS if kind.simulated_api is not None]
+        return [(("simulate",), f"provider {spec.provider} cannot be simulated "
+                 f"({listed(can)} can)")]
     out: list[tuple[tuple[str | int, ...], str]] = []
     if (spec.max_num_seqs is not None and sim.max_num_seqs is not None
             and spec.max_num_seqs != sim.max_num_seqs):

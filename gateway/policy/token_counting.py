@@ -9,6 +9,9 @@ English and code, so most tokenizers need as many tokens or more. For comparison
 cl100k needs 1.008x o200k's tokens on average over the routing and PII datasets (p99
 1.08x), but 1.4x on a German or French news sentence and 3.3x on a Hindi one: operators
 serving such text set `ratio`, or an exact encoding where the model uses one.
+
+Which backends count exactly by default is each provider kind's declaration
+(gateway/provider_kinds: OpenAI's and Azure's models in their encoding).
 """
 
 from __future__ import annotations
@@ -16,31 +19,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from gateway.provider_kinds.kind import ProviderKind
+from gateway.provider_kinds.openai_family import REFERENCE_ENCODING
 from gateway.types import Backend, Profile
 
-REFERENCE_ENCODING = "o200k_base"
 DEFAULT_ESTIMATE_RATIO = 1.25
-# OpenAI models by name: the GPT-4o generation onwards use o200k, GPT-4 and GPT-3.5 cl100k.
-_O200K_MODELS = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4",
-                 "gpt-oss", "codex")
-_CL100K_MODELS = ("gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada")
 
 
-def openai_encoding(model: str) -> str:
-    """The encoding an OpenAI model name implies (o200k for names not recognised)."""
-    name = model.lower().rsplit("/", 1)[-1]
-    if name.startswith(_O200K_MODELS):
-        return "o200k_base"
-    if name.startswith(_CL100K_MODELS):
-        return "cl100k_base"
-    return REFERENCE_ENCODING
-
-
-def default_counting(provider: str, model: str) -> tuple[str | None, float]:
-    """(exact encoding or None, estimate ratio) for a backend without a `tokens:` setting."""
-    if provider in ("openai", "azure"):
-        return openai_encoding(model), 1.0
-    return None, DEFAULT_ESTIMATE_RATIO
+def default_counting(kind: ProviderKind, model: str) -> tuple[str | None, float]:
+    """(exact encoding or None, estimate ratio) for a backend without a `tokens:` setting:
+    exact where its kind knows the model's encoding (OpenAI's models), else estimated."""
+    encoding = kind.encoding(model)
+    return (encoding, 1.0) if encoding is not None else (None, DEFAULT_ESTIMATE_RATIO)
 
 
 def prompt_tokens_for(backend: Backend, profile: Profile) -> int:

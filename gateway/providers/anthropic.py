@@ -1,6 +1,6 @@
-"""Anthropic Messages upstream: the Provider over aiohttp, translating with the pure modules
-anthropic_request.py (request), anthropic_reply.py (response, usage, errors) and
-anthropic_stream.py (stream events).
+"""Anthropic Messages upstream: the Provider over aiohttp, translating with gateway/translate
+(request, reply and usage, stream events; shared with the front door) and
+anthropic_errors.py (error bodies).
 
 `base_url` may end in `/v1` (as the policy's OpenAI URLs do) or not; either way requests go
 to `.../v1/messages` with `x-api-key` (or a bearer token) and `anthropic-version`.
@@ -13,15 +13,18 @@ import time
 import orjson
 
 from gateway.errors import InvalidRequest, UpstreamFailed
-from gateway.providers.anthropic_reply import anthropic_error, to_chat_completion
-from gateway.providers.anthropic_request import MessagesRequest, to_messages_request
-from gateway.providers.anthropic_stream import AnthropicStreamTranslator
+from gateway.provider_kinds.anthropic import ANTHROPIC, anthropic_options, messages_root
+from gateway.providers.anthropic_errors import anthropic_error
 from gateway.providers.event_stream import UpstreamEventStream
 from gateway.providers.http_pool import SessionPool, post_stream, post_whole, upstream_headers
+from gateway.translate.anthropic import (
+    AnthropicStreamTranslator,
+    MessagesRequest,
+    to_chat_completion,
+    to_messages_request,
+)
 from gateway.types import Backend, Endpoint, Payload
 from gateway.upstream import DispatchError, UpstreamReply
-
-DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 
 
 class AnthropicProvider:
@@ -78,8 +81,7 @@ class AnthropicProvider:
 
 
 def messages_url(backend: Backend) -> str:
-    base = backend.base_url
-    return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+    return f"{messages_root(backend.base_url)}/messages"
 
 
 def _translate(
@@ -102,8 +104,8 @@ def _translate(
 
 def anthropic_headers(backend: Backend, request_id: str,
                       payload: Payload | None = None) -> dict[str, str]:
-    headers = upstream_headers(backend, request_id, api_key_header="x-api-key")
-    headers["anthropic-version"] = backend.anthropic_version or DEFAULT_ANTHROPIC_VERSION
+    headers = upstream_headers(backend, request_id, api_key_header=ANTHROPIC.api_key_header)
+    headers["anthropic-version"] = anthropic_options(backend).anthropic_version
     beta = payload.get("anthropic_beta") if payload is not None else None
     if isinstance(beta, str) and beta:
         headers["anthropic-beta"] = beta  # a Claude client's beta features, checked at the door

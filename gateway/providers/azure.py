@@ -17,6 +17,7 @@ from urllib.parse import quote
 import orjson
 
 from gateway.errors import GatewayError, UpstreamRejected
+from gateway.provider_kinds.azure import AZURE, azure_options
 from gateway.providers.openai_compat import Dialect
 from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
@@ -30,14 +31,16 @@ class AzureDialect(Dialect):
     def url(self, backend: Backend, endpoint: Endpoint) -> str:
         return azure_url(backend, endpoint)
 
-    # `api-key` by default; `auth: bearer` sends a Microsoft Entra ID token the OpenAI way.
-    api_key_header = "api-key"
+    # `api-key` (the kind's declaration) by default; `auth: bearer` sends a Microsoft Entra
+    # ID token the OpenAI way.
+    api_key_header = AZURE.api_key_header
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         if endpoint is Endpoint.RESPONSES:
             # Azure's Responses API is not under a deployment: the body names it.
-            if backend.deployment:
-                body["model"] = backend.deployment
+            deployment = azure_options(backend).deployment
+            if deployment:
+                body["model"] = deployment
             return
         clean_for_openai(body, backend)
 
@@ -53,14 +56,15 @@ class AzureDialect(Dialect):
 
 def azure_url(backend: Backend, endpoint: Endpoint) -> str:
     base = backend.base_url
-    if backend.deployment:
+    options = azure_options(backend)
+    if options.deployment:
         root = base if base.endswith("/openai") else f"{base}/openai"
         url = (f"{root}/responses" if endpoint is Endpoint.RESPONSES else
-               f"{root}/deployments/{quote(backend.deployment, safe='')}/{endpoint.value}")
+               f"{root}/deployments/{quote(options.deployment, safe='')}/{endpoint.value}")
     else:
         url = f"{base}/{endpoint.value}"
-    if backend.api_version:
-        url += f"?api-version={quote(backend.api_version, safe='')}"
+    if options.api_version:
+        url += f"?api-version={quote(options.api_version, safe='')}"
     return url
 
 

@@ -19,9 +19,10 @@ import httpx
 import orjson
 
 from gateway.errors import InvalidRequest
+from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.providers.anthropic import anthropic_headers
-from gateway.providers.anthropic_request import to_messages_request
 from gateway.providers.http_pool import upstream_headers
+from gateway.translate.anthropic import to_messages_request
 from gateway.types import Backend, Endpoint, Payload
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class _Dialect(NamedTuple):
     field: str  # where the answer holds the count
 
 
+# By the kind's `count_api`.
 _DIALECTS = {
     "vllm": _Dialect(vllm_body, upstream_headers, "count"),
     "anthropic": _Dialect(anthropic_body, anthropic_headers, "input_tokens"),
@@ -77,8 +79,13 @@ class EngineTokenCounter:
     async def count(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> int | None:
-        dialect = _DIALECTS.get(backend.provider)
-        if dialect is None or backend.tokenize_url is None:
+        if backend.tokenize_url is None:
+            return None
+        # Asked only when the estimate says a prompt does not fit: a round trip follows, so
+        # the kind is looked up here rather than compiled into every Backend.
+        kind = PROVIDER_KINDS.get(backend.provider)
+        dialect = _DIALECTS.get(kind.count_api or "") if kind is not None else None
+        if dialect is None:
             return None
         body = dialect.body(backend, endpoint, payload)
         if body is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import orjson
 
 from gateway.errors import GatewayError
-from gateway.providers.base import token_count
+from gateway.provider_kinds.openai_family import family_options
 from gateway.providers.event_stream import EventTranslator, UpstreamEventStream
 from gateway.providers.http_pool import (
     SessionPool,
@@ -30,6 +30,7 @@ from gateway.providers.openai_hygiene import (
     uses_max_completion_tokens,
 )
 from gateway.providers.upstream_errors import normalise_upstream_error
+from gateway.translate.token_counts import token_count
 from gateway.types import Backend, Endpoint, Payload, Usage
 from gateway.upstream import UpstreamReply
 
@@ -49,8 +50,9 @@ class Dialect:
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         """Adjust the (copied) body in place for this upstream."""
-        if backend.max_tokens_field != "auto" and endpoint is not Endpoint.RESPONSES:
-            rename_max_tokens(body, backend.max_tokens_field)
+        field = family_options(backend).max_tokens_field
+        if field != "auto" and endpoint is not Endpoint.RESPONSES:
+            rename_max_tokens(body, field)
 
     def translator(self, backend: Backend) -> EventTranslator | None:
         return None

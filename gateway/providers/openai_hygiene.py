@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gateway.provider_kinds.openai_family import family_options
 from gateway.types import Backend, Payload
 
 # Families that reject `max_tokens` ("not compatible with o-series models"). Older models
@@ -89,7 +90,7 @@ def clean_for_openai(body: Payload, backend: Backend) -> None:
         # Clients (and other gateways) use `metadata` for their own tags; OpenAI would 400.
         del body["metadata"]
     drop_cache_control(body)
-    field = backend.max_tokens_field
+    field = family_options(backend).max_tokens_field
     if field == "auto":
         if not uses_max_completion_tokens(backend.model):
             return

@@ -21,9 +21,6 @@ OPERATIONS = {
     Endpoint.COMPLETIONS: "text_completion",
     Endpoint.EMBEDDINGS: "embeddings",
 }
-# Policy provider → the conventions' well-known `gen_ai.provider.name`. The conventions have no
-# value for vLLM or other OpenAI-compatible servers: those keep the policy's own name.
-PROVIDERS = {"openai": "openai", "azure": "azure.ai.openai", "anthropic": "anthropic"}
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Request fields the conventions name, copied when the client set them to a plain value.
 REQUEST_PARAMETERS = {
@@ -40,7 +37,10 @@ def operation_name(endpoint: Endpoint) -> str:
 
 
 def provider_name(backend: Backend) -> str:
-    return PROVIDERS.get(backend.provider, backend.provider)
+    """The conventions' `gen_ai.provider.name`: what the backend's provider kind declares
+    (compiled into it; gateway/provider_kinds), e.g. `azure.ai.openai`. The conventions have
+    no value for vLLM or other OpenAI-compatible servers: those keep the policy's own name."""
+    return backend.telemetry_name or backend.provider
 
 
 def span_name(operation: str, model: str) -> str:

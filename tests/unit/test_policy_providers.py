@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.policy.loader import PolicyError, parse_policy
+from gateway.provider_kinds.anthropic import AnthropicOptions
+from gateway.provider_kinds.azure import AzureOptions
 
 RULES = """\
 rules:
@@ -24,13 +26,13 @@ def test_anthropic_defaults_and_overrides():
     backend = parse_policy(policy(
         "provider: anthropic, base_url: 'https://api.anthropic.com', model: claude-x, "
         "api_key_env: ANTHROPIC_API_KEY")).backends["b"]
-    assert backend.auth == "api_key" and backend.anthropic_version is None
-    assert backend.default_max_tokens is None and backend.max_tokens_field == "auto"
+    # Compiled into the kind's own options, the defaults resolved.
+    assert backend.auth == "api_key" and backend.options == AnthropicOptions("2023-06-01", 4096)
+    assert backend.telemetry_name == "anthropic"
     custom = parse_policy(policy(
         "provider: anthropic, base_url: 'https://gw.example/v1', model: claude-x, auth: bearer, "
         "anthropic_version: '2023-06-01', default_max_tokens: 2048")).backends["b"]
-    assert (custom.auth, custom.anthropic_version, custom.default_max_tokens) == (
-        "bearer", "2023-06-01", 2048)
+    assert (custom.auth, custom.options) == ("bearer", AnthropicOptions("2023-06-01", 2048))
 
 
 def test_azure_classic_and_v1():
@@ -38,13 +40,12 @@ def test_azure_classic_and_v1():
         "provider: azure, base_url: 'https://r.openai.azure.com', model: gpt-4o, "
         "deployment: prod-4o, api_version: '2024-10-21', api_key_env: AZURE_OPENAI_API_KEY"
     )).backends["b"]
-    assert (classic.deployment, classic.api_version, classic.auth) == (
-        "prod-4o", "2024-10-21", "api_key")
+    assert (classic.options, classic.auth) == (
+        AzureOptions("auto", "prod-4o", "2024-10-21"), "api_key")
     v1 = parse_policy(policy(
         "provider: azure, base_url: 'https://r.openai.azure.com/openai/v1/', model: prod-4o, "
         "auth: bearer, max_tokens_field: max_completion_tokens")).backends["b"]
-    assert v1.deployment is None and v1.auth == "bearer"
-    assert v1.max_tokens_field == "max_completion_tokens"
+    assert v1.options == AzureOptions("max_completion_tokens") and v1.auth == "bearer"
     assert v1.base_url == "https://r.openai.azure.com/openai/v1"
 
 
@@ -59,7 +60,7 @@ def test_azure_classic_and_v1():
     ("provider: vllm, base_url: 'http://v/v1', model: m, default_max_tokens: 9",
      "anthropic only"),
     ("provider: anthropic, base_url: 'https://a', model: m, max_tokens_field: max_tokens",
-     "OpenAI-family"),
+     "applies to providers vllm, openai, openai_compat and azure only"),
     ("provider: openai, base_url: 'https://api.openai.com/v1', model: m, auth: api_key",
      "azure and anthropic only"),
     ("provider: anthropic, base_url: 'https://a', model: m, anthropic_version: latest",
@@ -72,3 +73,33 @@ def test_provider_fields_are_validated_where_written(backend: str, problem: str)
     found = info.value.problems[0]
     assert problem in found.message and found.path.startswith("backends[0]")
     assert found.line == 3
+
+
+def test_shared_and_kind_keys_are_checked_together_each_at_its_own_line():
+    text = """\
+version: 1
+backends:
+  - name: b
+    provider: azure
+    base_url: https://r.openai.azure.com
+    model: gpt-4o
+    context_window: 0
+    deployment: "bad deployment"
+    anthropic_version: '2023-06-01'
+    colour: blue
+"""
+    with pytest.raises(PolicyError) as info:
+        parse_policy(text, "p.yaml")
+    found = {(p.path, p.line): p.message for p in info.value.problems}
+    assert set(found) == {("backends[0].context_window", 7), ("backends[0].deployment", 8),
+                          ("backends[0].anthropic_version", 9), ("backends[0].colour", 10)}
+    assert found[("backends[0].anthropic_version", 9)] == (
+        "anthropic_version applies to provider anthropic only")
+    assert found[("backends[0].colour", 10)] == "Extra inputs are not permitted"
+
+
+def test_an_options_block_is_not_a_policy_key():
+    with pytest.raises(PolicyError) as info:
+        parse_policy(policy("provider: openai, base_url: 'https://api.openai.com/v1', model: m, "
+                            "options: {max_tokens_field: max_tokens}"))
+    assert [p.path for p in info.value.problems] == ["backends[0].options"]

@@ -9,12 +9,8 @@ import pytest
 from gateway.errors import NoEligibleBackend
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicyError, parse_policy
-from gateway.policy.token_counting import (
-    engine_key,
-    needs_engine_count,
-    openai_encoding,
-    prompt_tokens_for,
-)
+from gateway.policy.token_counting import engine_key, needs_engine_count, prompt_tokens_for
+from gateway.provider_kinds.openai_family import openai_encoding
 from gateway.routing.budgeting import worst_case
 from gateway.types import Endpoint, FleetSnapshot, Profile, RouteRequest, TenantContext
 

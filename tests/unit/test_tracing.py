@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
 from gateway.errors import NoEligibleBackend, UpstreamFailed, UpstreamTimeout
+from gateway.policy.loader import parse_policy
 from gateway.providers.http_pool import upstream_headers
 from gateway.telemetry.genai_attributes import (
     decision_attributes,
@@ -69,8 +70,11 @@ def test_operation_and_span_names_follow_the_conventions() -> None:
 
 def test_provider_names_use_well_known_values_and_keep_the_rest() -> None:
     assert provider_name(OPENAI) == "openai"
-    assert provider_name(Backend("az", "azure", "https://x", "m", "external", 1, 1)) == (
-        "azure.ai.openai")
+    # Each kind declares its name (gateway/provider_kinds); the policy compiles it in.
+    azure = parse_policy(
+        "version: 1\nbackends:\n  - {name: az, provider: azure, model: m, context_window: 1,"
+        " base_url: 'https://x/openai/v1'}\n").backends["az"]
+    assert provider_name(azure) == "azure.ai.openai"
     assert provider_name(VLLM) == "vllm"
 
 

@@ -8,11 +8,11 @@ from typing import Any
 import orjson
 import pytest
 
-from gateway.api.messages_reply import to_anthropic_message
-from gateway.api.messages_request import to_chat_payload
-from gateway.api.messages_stream import AnthropicEventEncoder
 from gateway.errors import InvalidRequest
 from gateway.providers.openai_hygiene import adapt_anthropic_fields, drop_cache_control
+from gateway.translate.messages_reply import to_anthropic_message
+from gateway.translate.messages_request import to_chat_payload
+from gateway.translate.messages_stream import AnthropicEventEncoder
 
 SIGNED = {"type": "thinking", "thinking": "t", "signature": "sig"}
 TOOL_TURN = {"role": "assistant", "content": [

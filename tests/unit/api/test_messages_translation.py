@@ -7,15 +7,15 @@ from typing import Any
 import orjson
 import pytest
 
-from gateway.api.messages_reply import (
+from gateway.errors import InvalidRequest, ModelNotFound, QuotaExceeded, UpstreamFailed
+from gateway.translate.messages_reply import (
     anthropic_usage,
     error_body,
     stop_reason,
     to_anthropic_message,
 )
-from gateway.api.messages_request import to_chat_payload
-from gateway.api.messages_stream import AnthropicEventEncoder
-from gateway.errors import InvalidRequest, ModelNotFound, QuotaExceeded, UpstreamFailed
+from gateway.translate.messages_request import to_chat_payload
+from gateway.translate.messages_stream import AnthropicEventEncoder
 
 HELLO = [{"role": "user", "content": "hi"}]
 

@@ -9,9 +9,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.api.messages_request import to_chat_payload
 from gateway.api.parsing import parse_route_request
 from gateway.errors import InvalidRequest
+from gateway.translate.messages_request import to_chat_payload
 from gateway.types import Endpoint, RouteRequest
 
 scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1)

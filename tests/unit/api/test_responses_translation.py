@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.api.responses_items import Untranslatable
-from gateway.api.responses_reply import to_response
-from gateway.api.responses_request import (
+from gateway.errors import InvalidRequest
+from gateway.translate.responses import (
+    ResponsesEventEncoder,
+    Untranslatable,
     native_payload,
     parse_responses_request,
     to_chat_payload,
+    to_response,
 )
-from gateway.api.responses_stream import ResponsesEventEncoder
-from gateway.errors import InvalidRequest
 
 IMAGE = "data:image/png;base64,iVBORw0KGgo="
 

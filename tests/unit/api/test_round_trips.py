@@ -10,12 +10,12 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.api.messages_reply import to_anthropic_message
-from gateway.api.messages_request import to_chat_payload
-from gateway.api.messages_stream import AnthropicEventEncoder
-from gateway.providers.anthropic_reply import to_chat_completion
-from gateway.providers.anthropic_request import to_messages_request
-from gateway.providers.anthropic_stream import AnthropicStreamTranslator
+from gateway.translate.anthropic_reply import to_chat_completion
+from gateway.translate.anthropic_request import to_messages_request
+from gateway.translate.anthropic_stream import AnthropicStreamTranslator
+from gateway.translate.messages_reply import to_anthropic_message
+from gateway.translate.messages_request import to_chat_payload
+from gateway.translate.messages_stream import AnthropicEventEncoder
 from gateway.types import Backend
 
 CLAUDE = Backend("claude", "anthropic", "http://x/v1", "claude-x", "external", 200_000, 4)

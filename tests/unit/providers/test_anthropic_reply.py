@@ -7,8 +7,9 @@ from typing import Any
 import orjson
 import pytest
 
-from gateway.providers.anthropic_reply import anthropic_error, openai_usage, to_chat_completion
-from gateway.providers.anthropic_request import JsonMode
+from gateway.providers.anthropic_errors import anthropic_error
+from gateway.translate.anthropic_reply import openai_usage, to_chat_completion
+from gateway.translate.anthropic_request import JsonMode
 
 USAGE = {"input_tokens": 10, "output_tokens": 7, "cache_read_input_tokens": 100,
          "cache_creation_input_tokens": 20}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from gateway.errors import InvalidRequest
-from gateway.providers.anthropic_request import JSON_TOOL_NAME, to_messages_request
+from gateway.provider_kinds.anthropic import AnthropicOptions
+from gateway.translate.anthropic_request import JSON_TOOL_NAME, to_messages_request
 from gateway.types import Backend
 
 CLAUDE = Backend("claude", "anthropic", "https://api.anthropic.com/v1", "claude-x", "external",
@@ -82,8 +84,7 @@ def test_max_tokens_comes_from_either_field_or_a_documented_default():
     assert body()["max_tokens"] == 4096
     assert body(max_tokens=10)["max_tokens"] == 10
     assert body(max_completion_tokens=20, max_tokens=10)["max_tokens"] == 20
-    custom = Backend(**{**{f: getattr(CLAUDE, f) for f in CLAUDE.__slots__},
-                        "default_max_tokens": 512})
+    custom = replace(CLAUDE, options=AnthropicOptions(default_max_tokens=512))
     assert to_messages_request({"messages": [USER]}, custom, stream=True).body["max_tokens"] == 512
 
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.providers.anthropic_request import JsonMode
-from gateway.providers.anthropic_stream import AnthropicStreamTranslator
 from gateway.providers.sse import SSESplitter
+from gateway.translate.anthropic_request import JsonMode
+from gateway.translate.anthropic_stream import AnthropicStreamTranslator
 from gateway.upstream import DispatchError
 
 

@@ -7,15 +7,20 @@ from typing import Any
 import orjson
 import pytest
 
+from gateway.provider_kinds.azure import AzureOptions
 from gateway.providers.azure import AzureStreamNormaliser, azure_error, azure_url
 from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
 from gateway.types import Backend, Endpoint
 
 
 def backend(**fields: Any) -> Backend:
+    """An azure backend; its own options (deployment, api_version, max_tokens_field) are
+    passed among the shared fields, as the policy writes them."""
+    own = {k: fields.pop(k) for k in ("deployment", "api_version", "max_tokens_field")
+           if k in fields}
     base = {"name": "b", "provider": "azure", "base_url": "https://r.openai.azure.com",
             "model": "gpt-4o", "zone": "external", "context_window": 1000, "quality_tier": 1}
-    return Backend(**{**base, **fields})
+    return Backend(**{**base, **fields}, options=AzureOptions(**own))
 
 
 @pytest.mark.parametrize("fields,url", [

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gateway.classify.redaction import RedactionMap
 from gateway.errors import GatewayError
-from gateway.providers.anthropic_reply import anthropic_error
+from gateway.providers.anthropic_errors import anthropic_error
 from gateway.providers.azure import azure_error
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.routing.content_capture import _answer_text, _streamed_text

@@ -1,20 +1,18 @@
-"""Front door: the relay's OpenAI SSE frames → Anthropic's named stream events.
+"""OpenAI chat.completion.chunk payloads → Anthropic's named stream events (pure): the
+front door's stream for Claude clients.
 
-`AnthropicEventEncoder` is pure: OpenAI chunks in, `event: <type>\\ndata: <json>\\n\\n` out,
-in Anthropic's order (message_start, ping, content_block_start/delta/stop per block,
-message_delta with the usage, message_stop). `AnthropicStream` wraps the relay for the
-response, so metering, settling and disconnect handling stay the relay's.
+`AnthropicEventEncoder`: OpenAI chunks in, `event: <type>\\ndata: <json>\\n\\n` out, in
+Anthropic's order (message_start, ping, content_block_start/delta/stop per block,
+message_delta with the usage, message_stop), or an `error` event when the stream broke.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 
-from gateway.api.messages_reply import anthropic_usage, message_id, stop_reason, tool_use_id
-from gateway.routing.streaming import Relay
+from gateway.translate.messages_reply import anthropic_usage, message_id, stop_reason, tool_use_id
 
 TEXT, THINKING, TOOL = "text", "thinking", "tool"
 
@@ -74,8 +72,11 @@ class AnthropicEventEncoder:
         out.append(event("message_stop", {}))
         return out
 
-    def error(self, error: dict[str, Any], kind: str = "api_error") -> bytes:
-        return event("error", {"error": {"type": kind, "message": error.get("message") or ""}})
+    def error(self, error: dict[str, Any]) -> list[bytes]:
+        """The stream broke after its headers: Anthropic clients learn of it from an `error`
+        event (`overloaded_error` when no backend had room, as Anthropic says it)."""
+        kind = "overloaded_error" if error.get("code") == "overloaded" else "api_error"
+        return [event("error", {"error": {"type": kind, "message": error.get("message") or ""}})]
 
     def _start(self) -> list[bytes]:
         if self._started:
@@ -143,41 +144,3 @@ class AnthropicEventEncoder:
         index = self._open[1]
         self._open = None
         return [event("content_block_stop", {"index": index})]
-
-
-class AnthropicStream:
-    """The client-facing body: reads the relay's `data:` frames, writes Anthropic events."""
-
-    __slots__ = ("_encoder", "_relay")
-
-    def __init__(self, relay: Relay, encoder: AnthropicEventEncoder) -> None:
-        self._relay = relay
-        self._encoder = encoder
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        # The relay is read to its end, never left early: it settles and records the request
-        # as served only when it finishes (closing it mid-way reads as a client that left).
-        encoder = self._encoder
-        ended = False
-        async for frame in self._relay:
-            if ended:
-                continue
-            data = frame[6:-2] if frame.startswith(b"data: ") else frame.strip()
-            if data == b"[DONE]":
-                ended = True
-                yield b"".join(encoder.end())
-                continue
-            chunk = orjson.loads(data)
-            if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                # Headers are gone: Anthropic clients learn of it from an `error` event.
-                kind = "overloaded_error" if chunk["error"].get("code") == "overloaded" \
-                    else "api_error"
-                ended = True
-                yield encoder.error(chunk["error"], kind)
-                continue
-            out = encoder.feed(chunk)
-            if out:
-                yield b"".join(out)
-
-    async def aclose(self) -> None:
-        await self._relay.aclose()

@@ -1,6 +1,5 @@
-"""What every provider shares: reading the token counts an upstream reports. (The Provider
-protocol and what a dispatch returns or raises are the seam routing and telemetry share too:
-gateway/upstream.py.)"""
+"""Token counts as upstreams report them, in any wire format's usage block: read defensively,
+since a malformed count must neither crash a request nor reach pricing and the audit log."""
 
 from __future__ import annotations
 

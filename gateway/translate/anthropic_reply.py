@@ -1,4 +1,4 @@
-"""Anthropic Messages response → OpenAI chat completion, usage and errors (pure).
+"""Anthropic Messages response → OpenAI chat completion and usage (pure).
 
 Usage: Anthropic's `input_tokens` excludes cached tokens while OpenAI's `prompt_tokens`
 includes them, so prompt_tokens = input + cache_creation + cache_read, and
@@ -11,31 +11,10 @@ from typing import Any
 
 import orjson
 
-from gateway.errors import GatewayError, UpstreamFailed, UpstreamRejected
-from gateway.providers.anthropic_request import JsonMode
-from gateway.providers.base import MAX_TOKEN_COUNT, token_count
-from gateway.providers.upstream_errors import normalise_upstream_error
+from gateway.translate.anthropic_request import JsonMode
+from gateway.translate.anthropic_vocabulary import FINISH_REASONS
+from gateway.translate.token_counts import MAX_TOKEN_COUNT, token_count
 from gateway.types import Usage
-
-FINISH_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    # The model ran out of context mid-answer: a truncation, as `length` tells OpenAI clients.
-    "model_context_window_exceeded": "length",
-    "tool_use": "tool_calls",
-    "refusal": "content_filter",
-}
-# Anthropic error type → (OpenAI type, code) for errors about the request itself.
-_ERROR_TYPES = {
-    "invalid_request_error": ("invalid_request_error", None),
-    "request_too_large": ("invalid_request_error", "request_too_large"),
-    "not_found_error": ("invalid_request_error", "not_found"),
-    "permission_error": ("permission_error", None),
-    "authentication_error": ("invalid_request_error", "invalid_api_key"),
-    "billing_error": ("insufficient_quota", "insufficient_quota"),
-}
 
 
 def finish_reason(stop_reason: str | None, tool_calls: int) -> str:
@@ -132,42 +111,3 @@ def to_chat_completion(
 def _string(value: Any) -> str:
     # An upstream that breaks the wire format loses that block, not the whole reply.
     return value if isinstance(value, str) else ""
-
-
-def anthropic_error(status: int, body: bytes, backend: str) -> tuple[GatewayError, bool]:
-    """`{"type":"error","error":{"type","message"}}` → the client's error, and failover or not.
-
-    429 and 529 (overloaded) may succeed elsewhere; 401/403/404 concern the gateway's own key
-    or model name, so they fail over too and are never shown as the client's auth failure.
-    400 and 413 are about the request: same status, OpenAI's type and code.
-    """
-    kind, message = _error_fields(body)
-    if status == 529 or kind == "overloaded_error":
-        return UpstreamFailed(
-            f"backend {backend} is overloaded (HTTP {status}): {message}", code="overloaded"
-        ), True
-    if status == 429:
-        return UpstreamFailed(
-            f"backend {backend} rate-limited the gateway: {message}",
-            code="rate_limit_exceeded", status=429, error_type="rate_limit_error",
-        ), True
-    err, retryable = normalise_upstream_error(status, body, backend)
-    if retryable or kind not in _ERROR_TYPES:
-        return err, retryable
-    error_type, code = _ERROR_TYPES[kind]
-    return UpstreamRejected(
-        message, status=status if status in (400, 413) else 400, error_type=error_type,
-        code=code,
-    ), False
-
-
-def _error_fields(body: bytes) -> tuple[str | None, str]:
-    try:
-        obj = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        obj = None
-    inner = obj.get("error") if isinstance(obj, dict) else None
-    if isinstance(inner, dict):
-        kind = inner.get("type")
-        return (kind if isinstance(kind, str) else None), str(inner.get("message") or "")
-    return None, body.decode("utf-8", "replace").strip()[:500]

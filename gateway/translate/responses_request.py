@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.api.responses_items import Untranslatable, append_item
 from gateway.errors import InvalidRequest
+from gateway.translate.responses_items import Untranslatable, append_item
 from gateway.types import Payload
 
 # Passed to the chat payload under the same name.

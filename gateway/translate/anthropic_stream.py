@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from gateway.errors import UpstreamFailed
-from gateway.providers.anthropic_reply import answer_text, finish_reason, openai_usage
-from gateway.providers.anthropic_request import JsonMode
+from gateway.translate.anthropic_reply import answer_text, finish_reason, openai_usage
+from gateway.translate.anthropic_request import JsonMode
 from gateway.upstream import DispatchError
 
 TEXT, TOOL, ANSWER, THINKING, OTHER = "text", "tool", "answer", "thinking", "other"

@@ -1,4 +1,4 @@
-"""Front door: the relay's OpenAI chat chunks → the Responses API's semantic stream events.
+"""Front door: OpenAI chat chunks → the Responses API's semantic stream events.
 
 `ResponsesEventEncoder` is pure: chunks in, `event: <type>\\ndata: <json>\\n\\n` out, every
 event numbered by `sequence_number`, in the documented order: `response.created`,
@@ -7,18 +7,17 @@ reasoning) `response.content_part.added`, its deltas, `...done` events, the part
 `done`, and at the end `response.completed` (or `response.incomplete`) with the whole
 response. An upstream failure after the headers ends the stream with `error` and
 `response.failed`. One item is open at a time: a new kind of output closes the previous.
-`ResponsesStream` wraps the relay so metering, settling and disconnects stay the relay's.
+The response body that feeds it from the relay is gateway/api/translated_stream.py.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
 
-from gateway.api.responses_reply import (
+from gateway.translate.responses_reply import (
     INCOMPLETE,
     function_call_item,
     message_item,
@@ -27,7 +26,6 @@ from gateway.api.responses_reply import (
     response_object,
     response_usage,
 )
-from gateway.routing.streaming import Relay
 
 
 class ResponsesEventEncoder:
@@ -193,43 +191,3 @@ class ResponsesEventEncoder:
                                {"output_index": index, "item": item}))
         return out
 
-
-class ResponsesStream:
-    """The client-facing body: reads the relay's `data:` frames, writes Responses events, and
-    hands the finished response to `on_end` (which stores it) before the last event goes."""
-
-    __slots__ = ("_encoder", "_on_end", "_relay")
-
-    def __init__(self, relay: Relay, encoder: ResponsesEventEncoder,
-                 on_end: Callable[[dict[str, Any]], Awaitable[None]] | None = None) -> None:
-        self._relay = relay
-        self._encoder = encoder
-        self._on_end = on_end
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        # The relay is read to its end, never left early: it settles and records the request
-        # as served only when it finishes (closing it mid-way reads as a client that left).
-        encoder = self._encoder
-        ended = False
-        async for frame in self._relay:
-            if ended:
-                continue
-            data = frame[6:-2] if frame.startswith(b"data: ") else frame.strip()
-            if data == b"[DONE]":
-                ended = True
-                out = encoder.end()
-                if self._on_end is not None and encoder.final is not None:
-                    await self._on_end(encoder.final)
-                yield b"".join(out)
-                continue
-            chunk = orjson.loads(data)
-            if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                ended = True
-                yield b"".join(encoder.error(chunk["error"]))
-                continue
-            out = encoder.feed(chunk)
-            if out:
-                yield b"".join(out)
-
-    async def aclose(self) -> None:
-        await self._relay.aclose()

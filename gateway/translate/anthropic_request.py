@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.providers.anthropic_content import to_messages, unsupported
+from gateway.provider_kinds.anthropic import anthropic_options
+from gateway.translate.anthropic_content import to_messages, unsupported
 from gateway.types import Backend, Payload
 
-# Anthropic requires max_tokens; LiteLLM uses the same default (DEFAULT_ANTHROPIC_CHAT_MAX_TOKENS).
-DEFAULT_MAX_TOKENS = 4096
 ANTHROPIC_MAX_TEMPERATURE = 1.0
 JSON_TOOL_NAME = "json_response"
 # reasoning_effort → extended-thinking budget (Anthropic's minimum is 1024).
@@ -60,7 +59,7 @@ def to_messages_request(payload: Payload, backend: Backend, *, stream: bool) -> 
     if system:
         body["system"] = system
     max_tokens = payload.get("max_completion_tokens") or payload.get("max_tokens")
-    body["max_tokens"] = max_tokens or backend.default_max_tokens or DEFAULT_MAX_TOKENS
+    body["max_tokens"] = max_tokens or anthropic_options(backend).default_max_tokens
     stop = payload.get("stop")
     if stop is not None:
         stops = [stop] if isinstance(stop, str) else stop

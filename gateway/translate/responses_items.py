@@ -4,7 +4,8 @@ Message items become chat messages (`developer` as `system`, which every chat se
 accepts), `function_call` items become assistant `tool_calls` (consecutive calls, and the
 text before them, are one assistant turn), `function_call_output` items become `role: tool`
 messages, and `reasoning` items are dropped (they mean something only to the model that
-wrote them). Anything else is refused with a 400 naming the item.
+wrote them). Anything else is refused with a 400 naming the item. `listed_item` gives a
+stored item back in the shape the input items list shows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ ROLES = {"user": "user", "system": "system", "developer": "system", "assistant":
 
 class Untranslatable(InvalidRequest):
     """Valid Responses input that chat completions cannot carry: a backend that serves the
-    Responses API itself may still take it (see api/responses.py)."""
+    Responses API itself may still take it (see gateway/api/responses.py)."""
 
     code = "unsupported_parameter"
 
@@ -111,36 +112,9 @@ def _output_text(output: Any, where: str) -> str:
                          param=f"{where}.output")
 
 
-def input_items_page(response_id: str, context: list[dict[str, Any]], order: str | None,
-                     after: str | None, limit: str | None) -> dict[str, Any]:
-    """A page of a stored response's input items, each with an id (the client's own, or one
-    derived from the response id and the item's place, so pages stay stable)."""
-    if order not in (None, "asc", "desc"):
-        raise InvalidRequest("order: expected 'asc' or 'desc'", param="order")
-    try:
-        size = 20 if limit is None else int(limit)
-    except ValueError:
-        size = 0
-    if not 1 <= size <= 100:
-        raise InvalidRequest("limit: an integer from 1 to 100 is required", param="limit")
-    suffix = response_id.removeprefix("resp_")
-    items = [_listed(item, f"{suffix}{i:04d}") for i, item in enumerate(context)]
-    if order != "asc":
-        items.reverse()
-    if after is not None:
-        position = next((i for i, item in enumerate(items) if item["id"] == after), None)
-        if position is None:
-            raise InvalidRequest(f"after: no input item {after!r} in this response",
-                                 param="after")
-        items = items[position + 1:]
-    page = items[:size]
-    return {"object": "list", "data": page,
-            "first_id": page[0]["id"] if page else None,
-            "last_id": page[-1]["id"] if page else None,
-            "has_more": len(items) > size}
-
-
-def _listed(item: dict[str, Any], key: str) -> dict[str, Any]:
+def listed_item(item: dict[str, Any], key: str) -> dict[str, Any]:
+    """A stored conversation item as the Responses API lists it: with an id (its own, or
+    one of its type made from `key`), a message's status and its content as parts."""
     kind = item.get("type")
     prefix = {"message": "msg", "function_call": "fc", "function_call_output": "fco",
               "reasoning": "rs"}.get(str(kind), "item")

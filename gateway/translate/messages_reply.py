@@ -13,26 +13,7 @@ from typing import Any
 import orjson
 
 from gateway.errors import GatewayError
-
-STOP_REASONS = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    # A blocked turn must not look like success to a Claude client.
-    "content_filter": "refusal",
-}
-ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    402: "billing_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    504: "timeout_error",
-    529: "overloaded_error",
-}
+from gateway.translate.anthropic_vocabulary import ERROR_TYPES, STOP_REASONS
 
 
 def stop_reason(finish_reason: str | None, matched_stop: Any = None) -> tuple[str, str | None]:

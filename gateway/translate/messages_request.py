@@ -7,8 +7,9 @@ asks for stream usage: Anthropic's `message_delta` carries it.
 
 Extended thinking travels as the Anthropic-native `thinking` field (an Anthropic backend gets
 it as sent; the OpenAI family turns it into `reasoning_effort` where the model reasons, see
-openai_hygiene.py), and the thinking blocks of earlier assistant turns, signatures included,
-as the message's `thinking_blocks` (Anthropic needs them back when thinking meets tool use).
+gateway/providers/openai_hygiene.py), and the thinking blocks of earlier assistant turns,
+signatures included, as the message's `thinking_blocks` (Anthropic needs them back when
+thinking meets tool use).
 The `anthropic-beta` header rides along as `anthropic_beta` for Anthropic backends.
 """
 
@@ -99,7 +100,7 @@ def _system(system: Any) -> list[dict[str, Any]]:
 
 def _cached(part: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
     """A prompt-cache breakpoint travels with its part: Anthropic backends honour it, the
-    OpenAI family drops it (openai_hygiene.py)."""
+    OpenAI family drops it (gateway/providers/openai_hygiene.py)."""
     if isinstance(block.get("cache_control"), dict):
         part["cache_control"] = block["cache_control"]
     return part

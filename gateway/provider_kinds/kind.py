@@ -1,0 +1,84 @@
+"""What one provider kind declares: its policy keys, how they compile, how its prompts are
+counted, its telemetry name, and (where the declaration is made above the providers layer)
+the factory that builds its Provider."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gateway.types import NO_OPTIONS, ProviderOptions
+from gateway.upstream import Provider
+
+
+class OptionsSpec(BaseModel):
+    """The policy keys only one kind accepts, written beside a backend's shared keys (unknown
+    keys rejected, like the rest of the policy schema). A kind without keys of its own uses
+    this class as is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamLimits:
+    """The composition root's limits for every provider's connection pools."""
+
+    connect_timeout_s: float = 5.0
+    read_timeout_s: float = 300.0
+    max_connections: int = 512
+
+
+ProviderFactory = Callable[[UpstreamLimits], Provider]
+# Whether the kind's upstreams serve OpenAI's Responses API themselves: "native" (by default;
+# `responses_api: translate` opts out), "optional" (translated unless the policy says native),
+# "never" (always translated; `responses_api: native` is refused).
+ResponsesSupport = Literal["native", "optional", "never"]
+
+
+def no_options(spec: OptionsSpec) -> ProviderOptions:
+    return NO_OPTIONS
+
+
+def no_problems(options: OptionsSpec, base_url: str) -> list[tuple[str | None, str]]:
+    return []
+
+
+def estimated(model: str) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderKind:
+    """One provider kind: everything that differs between kinds, in one declaration.
+
+    `check` sees the kind's options with the backend's base_url, for rules that span both;
+    it returns (key or None for the backend itself, message). `encoding` maps a model name
+    to the OpenAI encoding the upstream counts in exactly, or None: estimated from the o200k
+    count. `count_url` and `metrics_url` map base_url to where the upstream counts a prompt
+    itself (`tokens: {count: tokenize}`) and where its engine's Prometheus metrics are
+    scraped by default; None where the kind has neither.
+    """
+
+    name: str  # the policy's `provider:` value
+    telemetry_name: str  # OpenTelemetry's `gen_ai.provider.name`
+    options: type[OptionsSpec] = OptionsSpec
+    # Any: each kind's compile and check take its own `options` class.
+    compile: Callable[[Any], ProviderOptions] = no_options
+    check: Callable[[Any, str], list[tuple[str | None, str]]] = no_problems
+    encoding: Callable[[str], str | None] = estimated
+    # The API's own key header (Azure's `api-key`, Anthropic's `x-api-key`): keys go there by
+    # default and `auth: api_key` is allowed. None: bearer tokens only.
+    api_key_header: str | None = None
+    count_url: Callable[[str], str] | None = None
+    # How that count is asked for and read (gateway/providers/engine_tokens.py): "vllm"
+    # (its /tokenize) or "anthropic" (count_tokens).
+    count_api: str | None = None
+    metrics_url: Callable[[str], str] | None = None
+    responses: ResponsesSupport = "optional"
+    simulated_api: str | None = None  # what `gateway sim` plays for it ("vllm", "openai"...)
+    # Kinds declared outside the gateway package carry their factory here; the built-in
+    # kinds' factories are attached by gateway/providers/registry.py (see __init__.py).
+    factory: ProviderFactory | None = None
