@@ -337,7 +337,9 @@ class TtftModel:
     """TTFT ≈ base + per-token × prefill ahead + per-request × requests ahead + per-running ×
     batch, fitted per backend on the gateway's own measurements. `samples` counts the
     measurements it rests on; `error_p90` is the recent 90th percentile of
-    |log(predicted ÷ measured)| of its predictions made before each measurement."""
+    |log(predicted ÷ measured)| of its predictions made before each measurement;
+    `calibration` is the median measured ÷ predicted ratio of the linear fit's recent
+    predictions, already folded into the coefficients (shown so an operator sees it)."""
 
     base_s: float
     per_prefill_token_s: float
@@ -345,6 +347,7 @@ class TtftModel:
     per_running_s: float
     samples: int
     error_p90: float | None = None
+    calibration: float = 1.0
 
     def predict(self, inputs: TtftInputs, floor_s: float = 0.001) -> float:
         return max(floor_s, self.base_s

@@ -94,5 +94,7 @@ def _ttft_prediction(
             "per_request_ahead_s": model.per_request_ahead_s,
             "per_running_s": model.per_running_s,
             "abs_log_error_p90": model.error_p90,
+            # measured ÷ predicted of the linear fit lately, folded into the coefficients
+            "calibration": model.calibration,
         },
     }
