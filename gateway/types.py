@@ -278,6 +278,9 @@ class BackendState:
     # recent mean TTFT (its histogram over one scrape interval: the unloaded floor).
     ttft_model: TtftModel | None = None
     mean_generation_tokens: float | None = None
+    # The reply length a KV claim assumes: a high quantile of recent per-interval means
+    # (scraper/fleet.py), so a burst of long replies does not over-commit the cache.
+    claim_generation_tokens: float | None = None
     engine_ttft_floor_s: float | None = None
 
     def ttft_inputs(self, prompt_tokens: int) -> TtftInputs:
@@ -312,15 +315,16 @@ KV_OUTPUT_TOKENS_UNSET = 512
 
 def kv_claim_tokens(
     prompt_tokens: int, max_output_tokens: int | None,
-    mean_generation_tokens: float | None = None, prefix_hit_rate: float | None = None,
+    generation_tokens: float | None = None, prefix_hit_rate: float | None = None,
 ) -> int:
     """KV tokens a request is expected to hold at its peak: the part of its prompt the
     engine's prefix cache does not already hold (at the engine's measured hit rate), plus
-    the reply the engine's measured mean length predicts, never more than max_tokens."""
+    the reply length measured on that engine (`generation_tokens`: the fleet passes a high
+    quantile of recent mean lengths), never more than max_tokens."""
     hit = min(1.0, max(0.0, prefix_hit_rate or 0.0))
     output = max_output_tokens or KV_OUTPUT_TOKENS_UNSET
-    if mean_generation_tokens is not None and mean_generation_tokens > 0:
-        output = min(output, math.ceil(mean_generation_tokens))
+    if generation_tokens is not None and generation_tokens > 0:
+        output = min(output, math.ceil(generation_tokens))
     return math.ceil(prompt_tokens * (1.0 - hit)) + output
 
 

@@ -69,6 +69,7 @@ def fleet_view(
             # of no prompt of its own), or the prior until enough measurements exist.
             "ttft_prediction": _ttft_prediction(backend, state, info),
             "mean_generation_tokens": state.mean_generation_tokens,
+            "claim_generation_tokens": state.claim_generation_tokens,
             "engine_ttft_floor_s": state.engine_ttft_floor_s,
             **{k: v for k, v in info.items() if k.startswith(("ttft_p", "tpot_p"))},
         }

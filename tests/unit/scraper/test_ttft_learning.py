@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.scraper.fleet import FleetState
+from gateway.scraper.fleet import GENERATION_WINDOW_SCRAPES, FleetState, claim_generation_tokens
 from gateway.scraper.ttft_learning import (
     CALIBRATION_BOUNDS,
     CALIBRATION_WINDOW,
@@ -204,3 +204,31 @@ def test_fleet_learns_mean_reply_length_and_engine_ttft_floor_and_reserves_by_th
     assert state.kv_reserved_tokens == 550 and state.in_flight_kv_tokens == 550
     fleet.dispatched("a", 1000, 1010)  # max_tokens 10 bounds the expected reply
     assert fleet.snapshot().backends["a"].kv_reserved_tokens == 550 + 510
+
+
+def test_claim_generation_tokens_is_a_high_quantile_of_interval_means_never_below_the_mean(
+) -> None:
+    means = [40.0, 42.0, 38.0, 41.0, 39.0, 40.0, 43.0, 40.0, 90.0, 41.0]
+    assert claim_generation_tokens(means, 41.0) == 43.0  # p90 of ten: the 9th smallest
+    assert claim_generation_tokens(means, 60.0) == 60.0
+    assert claim_generation_tokens([], 41.0) == 41.0
+
+
+def test_fleet_claims_kv_for_a_burst_of_long_replies_not_for_the_mean() -> None:
+    """Replies averaging 40 tokens, with one scrape interval in five at 100: KV is held for
+    the long interval's length (the mean of ~52 would over-commit during such a burst),
+    bounded by max_tokens."""
+    now = [1000.0]
+    fleet = FleetState(clock=lambda: now[0])
+    for i in range(GENERATION_WINDOW_SCRAPES):
+        reply = 100.0 if i % 5 == 4 else 40.0
+        fleet.record_load("a", load(now[0], requests_finished_per_s=4.0,
+                                    generation_tokens_per_s=4 * reply))
+        now[0] += 1
+    state = fleet.snapshot().backends["a"]
+    assert state.mean_generation_tokens is not None and state.mean_generation_tokens < 70
+    assert state.claim_generation_tokens == 100.0
+    fleet.dispatched("a", 1000, 1500)
+    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1000 + 100
+    fleet.dispatched("a", 1000, 1064)  # max_tokens 64 bounds it
+    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1100 + 1064
