@@ -393,6 +393,7 @@ class PredictionNote:
     requests_ahead: int
     running: int
     samples: int  # measurements the learned model rests on (0: prior only)
+    calibration: float = 1.0  # the learned model's recent median measured ÷ predicted factor
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,6 +163,7 @@ class Latency(NamedTuple):
     wait_s: float  # the part of TTFT due to load (queue and prefill backlog), not hardware
     inputs: TtftInputs | None = None  # the load the prediction read (None: no live state)
     learned_samples: int = 0  # measurements behind the learned model; 0: the prior was used
+    calibration: float = 1.0  # the learned model's median measured ÷ predicted factor
 
 
 def predict_latency(
@@ -197,7 +198,8 @@ def predict_latency(
         ttft = model.predict(inputs)
         alone = model.predict(TtftInputs(inputs.prefill_tokens_ahead
                                          - state.queued_prefill_tokens, 0, 0))
-        return Latency(ttft, tpot_s, max(0.0, ttft - alone), inputs, model.samples)
+        return Latency(ttft, tpot_s, max(0.0, ttft - alone), inputs, model.samples,
+                       model.calibration)
     depth = depth or queue_depth(backend, state)
     running = depth[0]
     tpot_floor = min(backend.tpot_s, load.itl_s) if load.itl_s else backend.tpot_s
@@ -209,7 +211,8 @@ def predict_latency(
         ttft = model.predict(inputs)
         unloaded = model.predict(TtftInputs(inputs.prefill_tokens_ahead
                                             - state.queued_prefill_tokens, 0, 0))
-        return Latency(ttft, tpot, max(0.0, ttft - unloaded), inputs, model.samples)
+        return Latency(ttft, tpot, max(0.0, ttft - unloaded), inputs, model.samples,
+                       model.calibration)
     waiting = queued_ahead(backend, state, depth)
     prefill_rate = max(
         state.prefill_tokens_per_s or 0.0,

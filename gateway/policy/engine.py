@@ -180,6 +180,7 @@ def prediction_note(p: Prediction) -> PredictionNote | None:
         requests_ahead=p.inputs.requests_ahead,
         running=p.inputs.running,
         samples=p.learned_samples,
+        calibration=round(p.calibration, 4),
     )
 
 
