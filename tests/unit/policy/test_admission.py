@@ -198,3 +198,17 @@ def test_a_backend_without_engine_metrics_is_predicted_by_its_learned_model_when
     # Without a model: the measured EWMA, then the prior.
     assert predict_latency(api, BackendState(ttft_s=0.45), 100).ttft_s == 0.45
     assert predict_latency(api, BackendState(), 100).ttft_s == pytest.approx(0.4)
+
+
+def test_a_load_blind_pool_predicts_from_measurements_not_the_engine_model():
+    """least_in_flight and round_robin route without engine metrics; the learned model reads
+    those metrics, so their predictions stay on the measured EWMA."""
+    blind = parse_policy(POLICY.replace("  auto: [a, b]\n", "  auto: {backends: [a, b], "
+                                        "strategy: least_in_flight}\n")
+                         .replace("    slo: {ttft_ms: 500}\n", ""))
+    model = TtftModel(0.03, 0.0001, 0.2, 0.0, samples=80)
+    fleet = {n: state(model, running=3, waiting=4, ttft_s=0.07) for n in ("a", "b")}
+    request = RouteRequest("r", Endpoint.CHAT, "auto", {"model": "auto"})
+    decision = decide(request, Profile(1000, 200), TENANT, FleetSnapshot(fleet, NOW), blind)
+    assert decision.predicted_ttft_s == pytest.approx(0.07)
+    assert decision.prediction is None or decision.prediction.source != "learned"
