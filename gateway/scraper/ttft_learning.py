@@ -10,7 +10,7 @@ The fit is on the relative error, so a 20 ms answer predicted at 60 ms counts as
 prediction for it (its scale, known before the measurement) to the power 1.5 and by the
 measurement to the power 0.5. Dividing by the measurement alone, squared, biases the fit low
 by a factor of about exp(-1.5 σ²) when TTFT at a given load is log-normally spread by σ (a
-saturated engine, where a request may or may not wait for a batch slot: 0.3-0.6 measured);
+saturated engine, where a request may or may not wait for a batch slot; 0.58 at σ = 0.6);
 this split is unbiased for the median, which is what a latency promise and the predicted ÷
 measured ratio read.
 
@@ -38,8 +38,8 @@ TOKEN_SCALE = 1000.0  # prefill tokens enter in thousands, keeping the features 
 ERROR_WINDOW = 128
 # Measured ÷ predicted of the last 16 samples: short enough to follow a burst that saturates
 # the engine within a few requests (in replays of the routing benchmark's audit records, 16
-# kept every backend's median ratio within 0.8-1.34; 32 and 64 let a saturated one fall to
-# 0.7), long enough that one outlier does not move the median.
+# kept every backend's median ratio but one of 45 within 0.81-1.34; 32 and 64 let a
+# saturated one fall to 0.7), long enough that one outlier does not move the median.
 CALIBRATION_WINDOW = 16
 MIN_CALIBRATION = 8  # ratios before the calibration applies
 CALIBRATION_BOUNDS = (0.25, 4.0)  # beyond these the linear fit itself must move
