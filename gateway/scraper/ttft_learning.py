@@ -38,7 +38,7 @@ TOKEN_SCALE = 1000.0  # prefill tokens enter in thousands, keeping the features 
 ERROR_WINDOW = 128
 # Measured ÷ predicted of the last 16 samples: short enough to follow a burst that saturates
 # the engine within a few requests (in replays of the routing benchmark's audit records, 16
-# kept every backend's median ratio but one of 45 within 0.81-1.34; 32 and 64 let a
+# kept all 45 backend medians within 0.81-1.34, one just over 1.33; 32 and 64 let a
 # saturated one fall to 0.7), long enough that one outlier does not move the median.
 CALIBRATION_WINDOW = 16
 MIN_CALIBRATION = 8  # ratios before the calibration applies
