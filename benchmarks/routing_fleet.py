@@ -142,6 +142,7 @@ class Strategy:
     max_waiting: int | None = None  # telemetry.max_waiting (default 0)
 
 
+SLO_TTFT_MS = 500  # the load_aware_slo variant's target
 STRATEGIES = {
     "load_aware": Strategy("load_aware + spill", "load_aware", True),
     "load_aware_nospill": Strategy("load_aware, no spill", "load_aware", False),
@@ -152,7 +153,8 @@ STRATEGIES = {
     "load_aware_nospill_noaffinity": Strategy(
         "load_aware, no spill/aff.", "load_aware", False, False
     ),
-    "load_aware_slo": Strategy("load_aware + spill, SLO", "load_aware", True, slo_ttft_ms=500),
+    "load_aware_slo": Strategy("load_aware + spill, SLO", "load_aware", True,
+                               slo_ttft_ms=SLO_TTFT_MS),
     "load_aware_maxwait": Strategy("load_aware + spill, wait≤4", "load_aware", True,
                                    max_waiting=4),
 }

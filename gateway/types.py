@@ -287,6 +287,9 @@ class BackendState:
     # recent mean TTFT (its histogram over one scrape interval: the unloaded floor).
     ttft_model: TtftModel | None = None
     mean_generation_tokens: float | None = None
+    # The reply length a KV claim assumes: a high quantile of recent per-interval means
+    # (scraper/fleet.py), so a burst of long replies does not over-commit the cache.
+    claim_generation_tokens: float | None = None
     engine_ttft_floor_s: float | None = None
 
     def ttft_inputs(self, prompt_tokens: int) -> TtftInputs:
@@ -321,15 +324,16 @@ KV_OUTPUT_TOKENS_UNSET = 512
 
 def kv_claim_tokens(
     prompt_tokens: int, max_output_tokens: int | None,
-    mean_generation_tokens: float | None = None, prefix_hit_rate: float | None = None,
+    generation_tokens: float | None = None, prefix_hit_rate: float | None = None,
 ) -> int:
     """KV tokens a request is expected to hold at its peak: the part of its prompt the
     engine's prefix cache does not already hold (at the engine's measured hit rate), plus
-    the reply the engine's measured mean length predicts, never more than max_tokens."""
+    the reply length measured on that engine (`generation_tokens`: the fleet passes a high
+    quantile of recent mean lengths), never more than max_tokens."""
     hit = min(1.0, max(0.0, prefix_hit_rate or 0.0))
     output = max_output_tokens or KV_OUTPUT_TOKENS_UNSET
-    if mean_generation_tokens is not None and mean_generation_tokens > 0:
-        output = min(output, math.ceil(mean_generation_tokens))
+    if generation_tokens is not None and generation_tokens > 0:
+        output = min(output, math.ceil(generation_tokens))
     return math.ceil(prompt_tokens * (1.0 - hit)) + output
 
 
@@ -346,7 +350,9 @@ class TtftModel:
     """TTFT ≈ base + per-token × prefill ahead + per-request × requests ahead + per-running ×
     batch, fitted per backend on the gateway's own measurements. `samples` counts the
     measurements it rests on; `error_p90` is the recent 90th percentile of
-    |log(predicted ÷ measured)| of its predictions made before each measurement."""
+    |log(predicted ÷ measured)| of its predictions made before each measurement;
+    `calibration` is the median measured ÷ predicted ratio of the linear fit's recent
+    predictions, already folded into the coefficients (shown so an operator sees it)."""
 
     base_s: float
     per_prefill_token_s: float
@@ -354,6 +360,7 @@ class TtftModel:
     per_running_s: float
     samples: int
     error_p90: float | None = None
+    calibration: float = 1.0
 
     def predict(self, inputs: TtftInputs, floor_s: float = 0.001) -> float:
         return max(floor_s, self.base_s
@@ -395,6 +402,7 @@ class PredictionNote:
     requests_ahead: int
     running: int
     samples: int  # measurements the learned model rests on (0: prior only)
+    calibration: float = 1.0  # the learned model's recent median measured ÷ predicted factor
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,9 @@ class Pressure(NamedTuple):
     saturated: str | None  # why the backend should not take this request now; None: it can
     hard: bool  # never send (stale metrics under fail_closed)
     headroom: float  # share of KV free after this request (1.0 when unknown)
+    # Saturated only in that the request would wait for a batch slot: a wait the predicted
+    # TTFT includes, so under a latency target it is judged by that prediction.
+    queues: bool = False
 
 
 ROOM = Pressure(None, False, 1.0)
@@ -60,12 +63,15 @@ def kv_need_tokens(
     prompt_tokens: int, max_output_tokens: int | None, state: BackendState | None = None
 ) -> int:
     """KV a request will claim on a backend: without its state the worst case (prompt +
-    max_tokens); with it, the uncached prompt plus the backend's measured mean reply length,
-    bounded by max_tokens (kv_claim_tokens)."""
+    max_tokens); with it, the uncached prompt plus the backend's measured reply length (a
+    high quantile of recent means, else the mean), bounded by max_tokens (kv_claim_tokens)."""
     if state is None:
         return prompt_tokens + (max_output_tokens or KV_OUTPUT_TOKENS_UNSET)
     load = state.load
-    return kv_claim_tokens(prompt_tokens, max_output_tokens, state.mean_generation_tokens,
+    generation = state.claim_generation_tokens
+    if generation is None:
+        generation = state.mean_generation_tokens
+    return kv_claim_tokens(prompt_tokens, max_output_tokens, generation,
                            load.prefix_hit_rate if load is not None else None)
 
 
@@ -147,7 +153,7 @@ def assess(
     ahead = queued_ahead(backend, state, depth)
     if ahead > policy.max_waiting:
         return Pressure(f"saturated: would wait behind {ahead - 1} queued requests "
-                        "for a batch slot", False, headroom)
+                        "for a batch slot", False, headroom, queues=True)
     return Pressure(None, False, headroom)
 
 
@@ -157,6 +163,7 @@ class Latency(NamedTuple):
     wait_s: float  # the part of TTFT due to load (queue and prefill backlog), not hardware
     inputs: TtftInputs | None = None  # the load the prediction read (None: no live state)
     learned_samples: int = 0  # measurements behind the learned model; 0: the prior was used
+    calibration: float = 1.0  # the learned model's median measured ÷ predicted factor
 
 
 def predict_latency(
@@ -165,7 +172,9 @@ def predict_latency(
 ) -> Latency:
     """Predicted TTFT and time per output token, and how much of the TTFT is load.
 
-    Without engine metrics: the gateway's measured EWMA, else the policy's priors. With them,
+    Without engine metrics: the backend's learned TTFT model (its inputs then are the
+    gateway's own in-flight requests there and their prompts), else the gateway's measured
+    EWMA, else the policy's priors. With them,
     once the backend's TTFT model has learned from enough of the gateway's measurements: that
     model applied to the load a request meets now (prefill tokens ahead, requests ahead,
     running batch). Until then the prior: the unloaded TTFT (the engine's fastest recent mean
@@ -177,8 +186,20 @@ def predict_latency(
     if state is None:
         return Latency(backend.ttft_s, backend.tpot_s, 0.0)
     load = state.load
+    model = state.ttft_model
     if load is None:
-        return Latency(state.ttft_s or backend.ttft_s, state.tpot_s or backend.tpot_s, 0.0)
+        tpot_s = state.tpot_s or backend.tpot_s
+        if model is None:
+            return Latency(state.ttft_s or backend.ttft_s, tpot_s, 0.0)
+        # Not scraped (an external API): the model learned from this backend's own first
+        # tokens against what the gateway had in flight there, which follows a slowing
+        # spill target at once where the EWMA of finished streams lags by their length.
+        inputs = state.ttft_inputs(prompt_tokens)
+        ttft = model.predict(inputs)
+        alone = model.predict(TtftInputs(inputs.prefill_tokens_ahead
+                                         - state.queued_prefill_tokens, 0, 0))
+        return Latency(ttft, tpot_s, max(0.0, ttft - alone), inputs, model.samples,
+                       model.calibration)
     depth = depth or queue_depth(backend, state)
     running = depth[0]
     tpot_floor = min(backend.tpot_s, load.itl_s) if load.itl_s else backend.tpot_s
@@ -186,12 +207,12 @@ def predict_latency(
     if state.decode_tokens_per_s and running:
         tpot = max(tpot_floor, (running + 1) / state.decode_tokens_per_s)
     inputs = state.ttft_inputs(prompt_tokens)
-    model = state.ttft_model
     if model is not None:
         ttft = model.predict(inputs)
         unloaded = model.predict(TtftInputs(inputs.prefill_tokens_ahead
                                             - state.queued_prefill_tokens, 0, 0))
-        return Latency(ttft, tpot, max(0.0, ttft - unloaded), inputs, model.samples)
+        return Latency(ttft, tpot, max(0.0, ttft - unloaded), inputs, model.samples,
+                       model.calibration)
     waiting = queued_ahead(backend, state, depth)
     prefill_rate = max(
         state.prefill_tokens_per_s or 0.0,

@@ -193,6 +193,7 @@ def prediction_note(p: Prediction) -> PredictionNote | None:
         requests_ahead=p.inputs.requests_ahead,
         running=p.inputs.running,
         samples=p.learned_samples,
+        calibration=round(p.calibration, 4),
     )
 
 
@@ -237,11 +238,18 @@ def _triage(
         if pressure.hard:
             rejected.append(Rejection(backend.name, f"{pressure.saturated} (fail closed)"))
             continue
-        # Least bad first: predicted over a latency target but able to start now (0), then
-        # queueing for a slot or stale (1), KV full (2), circuit open (3). A backend merely
-        # slower than the target must never lose to one where the request would queue.
+        # Least bad first: predicted over a latency target (0), queueing for a slot (1, or
+        # 0 under a TTFT target: the prediction includes the wait, so a replica where the
+        # request would queue and one merely slow are compared on their predicted TTFT,
+        # and a queue predicted within the target wins over a spill target predicted over
+        # it), stale metrics (1), KV full (2: the engine would preempt), circuit open (3).
         reason = pressure.saturated
-        severity = 0 if reason is None else 2 if pressure.headroom == 0.0 else 1
+        if reason is None:
+            severity = 0
+        elif pressure.queues:
+            severity = 0 if rule.ttft_s is not None else 1
+        else:
+            severity = 2 if pressure.headroom == 0.0 else 1
         if state is not None and not state.available(now):
             reason, severity = f"unhealthy: circuit {state.circuit}", 3
         elif reason is None and rule.ttft_s is not None and prediction.ttft_s > rule.ttft_s:
@@ -319,7 +327,8 @@ def _health_only(fleet: FleetSnapshot) -> FleetSnapshot:
     if not fleet.backends:
         return fleet
     return FleetSnapshot(
-        {n: replace(s, load=None) for n, s in fleet.backends.items()}, fleet.taken_at_s
+        {n: replace(s, load=None, ttft_model=None) for n, s in fleet.backends.items()},
+        fleet.taken_at_s,
     )
 
 

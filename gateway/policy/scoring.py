@@ -30,6 +30,7 @@ class Prediction(NamedTuple):
     in_flight: int = 0  # the gateway's own requests there now
     inputs: TtftInputs | None = None  # the load the TTFT prediction read
     learned_samples: int = 0  # 0: the prior predicted the TTFT, else the learned model
+    calibration: float = 1.0  # the learned model's median measured ÷ predicted factor
 
 
 def expected_output_tokens(profile: Profile) -> int:
@@ -53,12 +54,12 @@ def predict(
         return Prediction(backend, cost, ttft, tpot, ttft + tpot * output, pressure)
     # In the gateway's own token count, as the fleet counts the prefill queued ahead and the
     # TTFT model learned it (the backend's tokenizer only prices the request).
-    ttft, tpot, wait, inputs, samples = predict_latency(
+    ttft, tpot, wait, inputs, samples, calibration = predict_latency(
         backend, state, profile.prompt_tokens, depth
     )
     return Prediction(
         backend, cost, ttft, tpot, ttft + tpot * output, pressure, wait, state.in_flight,
-        inputs, samples,
+        inputs, samples, calibration,
     )
 
 

@@ -69,6 +69,7 @@ def fleet_view(
             # of no prompt of its own), or the prior until enough measurements exist.
             "ttft_prediction": _ttft_prediction(backend, state, info),
             "mean_generation_tokens": state.mean_generation_tokens,
+            "claim_generation_tokens": state.claim_generation_tokens,
             "engine_ttft_floor_s": state.engine_ttft_floor_s,
             **{k: v for k, v in info.items() if k.startswith(("ttft_p", "tpot_p"))},
         }
@@ -94,5 +95,7 @@ def _ttft_prediction(
             "per_request_ahead_s": model.per_request_ahead_s,
             "per_running_s": model.per_running_s,
             "abs_log_error_p90": model.error_p90,
+            # measured ÷ predicted of the linear fit lately, folded into the coefficients
+            "calibration": model.calibration,
         },
     }

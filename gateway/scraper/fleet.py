@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gateway.scraper.breaker import BreakerConfig, CircuitBreaker
-from gateway.scraper.latency import LatencyStats
+from gateway.scraper.latency import LatencyStats, percentile
 from gateway.scraper.ttft_learning import TtftLearner
 from gateway.types import BackendLoad, BackendState, FleetSnapshot, TtftInputs, kv_claim_tokens
 
@@ -27,6 +27,12 @@ PEAK_WINDOW_SCRAPES = 120  # learned capacity = the best rate seen over the last
 THROUGHPUT_WINDOW_S = 900.0  # effective price: tokens per hour over the last 15 minutes
 MIN_THROUGHPUT_WINDOW_S = 60.0
 GENERATION_EWMA_ALPHA = 0.1  # mean reply length: per scrape interval, smoothed over ~10 s
+# KV is claimed for the 90th percentile of the per-interval mean reply lengths of the last 30
+# scrapes: a burst of long replies then finds its room already held (claims at the mean
+# over-committed the KV cache, and the engine preempted), while a claim stays far below
+# max_tokens (a per-request high quantile would approach it and spill needlessly).
+GENERATION_CLAIM_QUANTILE = 0.90
+GENERATION_WINDOW_SCRAPES = 30
 
 
 class Ticket:
@@ -80,6 +86,8 @@ class _Backend:
     decode_peak: float | None = None
     tokens_per_hour: float | None = None
     mean_generation_tokens: float | None = None  # engine counters: tokens ÷ finished requests
+    generation_means: deque[float] | None = None  # per scrape interval, the last few
+    claim_generation_tokens: float | None = None  # the reply length KV is claimed for
     engine_ttft_means: deque[float] | None = None
     engine_ttft_floor: float | None = None
 
@@ -111,7 +119,7 @@ class FleetState:
         now = self._clock()
         load = entry.load
         kv_tokens = min(kv_tokens, kv_claim_tokens(
-            prompt_tokens, max(1, kv_tokens - prompt_tokens), entry.mean_generation_tokens,
+            prompt_tokens, max(1, kv_tokens - prompt_tokens), entry.claim_generation_tokens,
             load.prefix_hit_rate if load is not None else None,
         ))
         inputs = _state_of(entry).ttft_inputs(prompt_tokens)
@@ -297,6 +305,7 @@ def _state_of(entry: _Backend) -> BackendState:
         tokens_per_hour=entry.tokens_per_hour,
         ttft_model=entry.ttft.model(),
         mean_generation_tokens=entry.mean_generation_tokens,
+        claim_generation_tokens=entry.claim_generation_tokens,
         engine_ttft_floor_s=entry.engine_ttft_floor,
     )
 
@@ -304,7 +313,8 @@ def _state_of(entry: _Backend) -> BackendState:
 def _learn_engine_means(entry: _Backend, load: BackendLoad) -> None:
     """From the engine's counters and histograms over one scrape interval: the mean reply
     length (generated tokens ÷ finished requests, smoothed; tokens of requests still running
-    even out over intervals) and the fastest recent mean TTFT (the unloaded floor)."""
+    even out over intervals), the length KV is claimed for (claim_generation_tokens) and the
+    fastest recent mean TTFT (the unloaded floor)."""
     finished, generated = load.requests_finished_per_s, load.generation_tokens_per_s
     if finished and generated is not None and finished > 0:
         sample = generated / finished
@@ -312,11 +322,24 @@ def _learn_engine_means(entry: _Backend, load: BackendLoad) -> None:
         entry.mean_generation_tokens = sample if current is None else (
             current + GENERATION_EWMA_ALPHA * (sample - current)
         )
+        if entry.generation_means is None:
+            entry.generation_means = deque(maxlen=GENERATION_WINDOW_SCRAPES)
+        entry.generation_means.append(sample)
+        entry.claim_generation_tokens = claim_generation_tokens(
+            entry.generation_means, entry.mean_generation_tokens
+        )
     if load.ttft_s is not None and load.ttft_s > 0:
         if entry.engine_ttft_means is None:
             entry.engine_ttft_means = deque(maxlen=PEAK_WINDOW_SCRAPES)
         entry.engine_ttft_means.append(load.ttft_s)
         entry.engine_ttft_floor = min(entry.engine_ttft_means)
+
+
+def claim_generation_tokens(interval_means: deque[float] | list[float], mean: float) -> float:
+    """The reply length a request's KV claim assumes: the 90th percentile of recent
+    per-interval mean lengths, never below the smoothed mean."""
+    high = percentile(interval_means, GENERATION_CLAIM_QUANTILE)
+    return mean if high is None else max(mean, high)
 
 
 def _peak(samples: deque[float] | None) -> float | None:

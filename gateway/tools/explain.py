@@ -131,6 +131,8 @@ def render_table(result: dict[str, Any]) -> str:
             f"{inputs['prefill_tokens_ahead']} prefill tokens ahead, {inputs['requests_ahead']} "
             f"requests ahead, {inputs['running']} running; {round(inputs['wait_s'] * 1000)} ms "
             "of it is load"
+            + (f"; calibrated ×{inputs['calibration']:.2f} to recent measurements"
+               if inputs.get("calibration", 1.0) != 1.0 else "")
         )
     if result.get("slo_miss"):
         lines.append(f"SLO miss   {result['slo_miss']}")

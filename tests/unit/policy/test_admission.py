@@ -164,3 +164,51 @@ def test_an_slo_rule_spills_when_home_is_predicted_over_target_and_says_so_when_
     assert "a: predicted TTFT" in missed.slo_miss and "api: predicted TTFT" in missed.slo_miss
     # The least bad is chosen: the API at 900 ms beats 955 ms and 1,155 ms at home.
     assert missed.primary.name == "api"
+
+
+def test_under_an_slo_a_queue_predicted_within_target_beats_a_spill_target_predicted_over():
+    """Both replicas' batches are full (the request would wait for a slot), but the learned
+    model, which includes that wait, puts them within 500 ms; the API is predicted at 900 ms.
+    Before, any backend merely slow ranked before any where the request would queue."""
+    model = TtftModel(0.03, 0.0001, 0.05, 0.0, samples=80)
+    full = {"a": state(model, running=8, waiting=2), "b": state(model, running=8, waiting=3)}
+    kept = route({**full, "api": BackendState(ttft_s=0.9)})
+    assert kept.primary.name == "a" and not kept.spilled and kept.slo_miss is None
+    assert kept.predicted_ttft_s < 0.5
+    assert [b.name for b in kept.fallbacks] == ["b", "api"]
+    # With the API predicted within the target, a full pool spills as it does without an SLO.
+    spilled = route({**full, "api": BackendState(ttft_s=0.4)})
+    assert spilled.primary.name == "api" and spilled.spilled
+    # Queues predicted over the target lose to an API that is only a little over it.
+    slow = TtftModel(0.03, 0.0001, 0.4, 0.0, samples=80)
+    worse = route({"a": state(slow, running=8, waiting=2), "b": state(slow, running=8,
+                                                                      waiting=3),
+                   "api": BackendState(ttft_s=0.6)})
+    assert worse.primary.name == "api" and worse.slo_miss is not None
+
+
+def test_a_backend_without_engine_metrics_is_predicted_by_its_learned_model_when_it_has_one():
+    api = policy.backends["api"]
+    model = TtftModel(0.35, 0.0, 0.0, 0.05, samples=40)
+    busy = BackendState(ttft_s=0.4, in_flight=10, ttft_model=model)
+    latency = predict_latency(api, busy, 100)
+    assert latency.ttft_s == pytest.approx(0.35 + 0.05 * 10)
+    assert latency.inputs is not None and latency.inputs.running == 10
+    assert latency.learned_samples == 40 and latency.wait_s == pytest.approx(0.5)
+    # Without a model: the measured EWMA, then the prior.
+    assert predict_latency(api, BackendState(ttft_s=0.45), 100).ttft_s == 0.45
+    assert predict_latency(api, BackendState(), 100).ttft_s == pytest.approx(0.4)
+
+
+def test_a_load_blind_pool_predicts_from_measurements_not_the_engine_model():
+    """least_in_flight and round_robin route without engine metrics; the learned model reads
+    those metrics, so their predictions stay on the measured EWMA."""
+    blind = parse_policy(POLICY.replace("  auto: [a, b]\n", "  auto: {backends: [a, b], "
+                                        "strategy: least_in_flight}\n")
+                         .replace("    slo: {ttft_ms: 500}\n", ""))
+    model = TtftModel(0.03, 0.0001, 0.2, 0.0, samples=80)
+    fleet = {n: state(model, running=3, waiting=4, ttft_s=0.07) for n in ("a", "b")}
+    request = RouteRequest("r", Endpoint.CHAT, "auto", {"model": "auto"})
+    decision = decide(request, Profile(1000, 200), TENANT, FleetSnapshot(fleet, NOW), blind)
+    assert decision.predicted_ttft_s == pytest.approx(0.07)
+    assert decision.prediction is None or decision.prediction.source != "learned"

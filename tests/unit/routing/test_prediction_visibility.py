@@ -35,7 +35,7 @@ backends:
 rules:
   - {name: fast, slo: {ttft_ms: 100}}
 """
-NOTE = PredictionNote("learned", 0.25, 0.2, 3200, 2, 5, 60)
+NOTE = PredictionNote("learned", 0.25, 0.2, 3200, 2, 5, 60, 1.25)
 
 
 def chat(*messages: tuple[str, str], session: str | None = None) -> RouteRequest:
@@ -59,7 +59,7 @@ def test_the_audit_row_keeps_the_prediction_inputs_and_the_unkept_promise() -> N
     trace = event_row(event)["trace"]
     assert trace["telemetry"]["prediction"] == {
         "source": "learned", "ttft_s": 0.25, "wait_s": 0.2, "prefill_tokens_ahead": 3200,
-        "requests_ahead": 2, "running": 5, "samples": 60}
+        "requests_ahead": 2, "running": 5, "samples": 60, "calibration": 1.25}
     assert trace["slo_miss"].startswith("no candidate predicted within 100 ms")
     assert "slo_miss" not in (event_row(make_event())["trace"] or {})
 
@@ -68,7 +68,8 @@ def _busy_state() -> BackendState:
     load = BackendLoad(scraped_at_s=99.5, engine="vllm", running=5, waiting=1, kv_usage=0.2,
                        kv_capacity_tokens=100_000)
     return BackendState(load=load, queued_prefill_tokens=2000,
-                        ttft_model=TtftModel(0.02, 0.0001, 0.05, 0.001, samples=60))
+                        ttft_model=TtftModel(0.02, 0.0001, 0.05, 0.001, samples=60,
+                                             calibration=1.5))
 
 
 def test_policy_explain_shows_the_prediction_and_why_the_target_cannot_be_met() -> None:
@@ -86,6 +87,7 @@ def test_policy_explain_shows_the_prediction_and_why_the_target_cannot_be_met() 
     table = render_table(result)
     assert "TTFT from  learned model (60 samples):" in table
     assert "1 requests ahead, 5 running" in table
+    assert inputs["calibration"] == 1.5 and "calibrated ×1.50 to recent measurements" in table
     assert "SLO miss   no candidate predicted within 100 ms" in table
 
 
@@ -98,6 +100,7 @@ def test_the_fleet_view_shows_the_model_its_inputs_and_the_learned_means() -> No
     assert prediction["inputs"] == {"prefill_tokens_ahead": 2000.0, "requests_ahead": 1,
                                     "running": 5}
     assert prediction["model"]["per_1k_prefill_tokens_s"] == 0.1
+    assert prediction["model"]["calibration"] == 1.5
     # Base, 2,000 tokens ahead, one request ahead, five running.
     assert abs(prediction["predicted_ttft_s"] - (0.02 + 0.2 + 0.05 + 0.005)) < 1e-6
     assert view["mean_generation_tokens"] == 48.0 and view["engine_ttft_floor_s"] == 0.03

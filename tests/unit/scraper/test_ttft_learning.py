@@ -8,8 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.scraper.fleet import FleetState
-from gateway.scraper.ttft_learning import MIN_SAMPLES, TtftLearner
+from gateway.scraper.fleet import GENERATION_WINDOW_SCRAPES, FleetState, claim_generation_tokens
+from gateway.scraper.ttft_learning import (
+    CALIBRATION_BOUNDS,
+    CALIBRATION_WINDOW,
+    MIN_CALIBRATION,
+    MIN_SAMPLES,
+    TtftLearner,
+    median_calibration,
+    sample_weight,
+)
 from gateway.types import BackendLoad, TtftInputs, TtftModel
 
 
@@ -54,6 +62,64 @@ def test_noisy_measurements_give_a_median_ratio_near_one() -> None:
         learner.observe(x, measured)
     ratios.sort()
     assert 0.85 < ratios[len(ratios) // 2] < 1.18
+
+
+@pytest.mark.parametrize("sigma", [0.6, 0.9])
+def test_widely_spread_measurements_still_give_a_median_ratio_near_one(sigma: float) -> None:
+    """A saturated engine's TTFT at a given load spreads log-normally (whether a request
+    waits for a batch slot or not): the fit must aim at the median. Weighting by the
+    measurement alone predicted exp(-1.5 σ²) of it (0.58 at σ 0.6, 0.30 at σ 0.9)."""
+    rng = random.Random(11)
+    learner = TtftLearner()
+    ratios = []
+    for i in range(2000):
+        x = TtftInputs(rng.uniform(0, 6000), rng.randint(0, 8), rng.randint(0, 24))
+        measured = true_ttft(0.03, 0.12, 0.08, 0.002, x) * math.exp(rng.gauss(0, sigma))
+        model = learner.model()
+        if i > 500 and model is not None:
+            ratios.append(model.predict(x) / measured)
+        learner.observe(x, measured)
+    ratios.sort()
+    assert 0.85 < ratios[len(ratios) // 2] < 1.18
+
+
+def test_sample_weight_divides_the_squared_error_by_predicted_and_measured() -> None:
+    assert sample_weight(1.0, 1.0) == 1.0
+    assert sample_weight(16.0, 1.0) == pytest.approx(1 / 8)  # 16^0.75
+    assert sample_weight(1.0, 16.0) == pytest.approx(1 / 2)  # 16^0.25
+    assert sample_weight(0.0, 0.0) == sample_weight(0.005, 0.005)  # capped, never infinite
+
+
+def test_median_calibration_needs_enough_ratios_and_is_bounded() -> None:
+    assert median_calibration([2.0] * (MIN_CALIBRATION - 1)) == 1.0
+    assert median_calibration([0.5, 3.0, 2.0, 2.0, 1.9, 2.1, 100.0, 2.0, 2.0]) == 2.0
+    assert median_calibration([1.0, 4.0] * 4) == pytest.approx(2.0)  # geometric, even count
+    assert median_calibration([100.0] * 16) == CALIBRATION_BOUNDS[1]
+    assert median_calibration([0.001] * 16) == CALIBRATION_BOUNDS[0]
+
+
+def test_a_backend_that_turns_slower_than_its_inputs_say_is_followed_within_a_window() -> None:
+    """What the linear inputs cannot see (here the engine halves its speed at constant
+    load) is taken up by the calibration within one window of samples."""
+    rng = random.Random(3)
+    learner = TtftLearner()
+
+    def draw() -> TtftInputs:
+        return TtftInputs(rng.uniform(0, 4000), rng.randint(0, 4), rng.randint(0, 12))
+
+    for _ in range(400):
+        x = draw()
+        learner.observe(x, true_ttft(0.02, 0.1, 0.05, 0.001, x))
+    before = learner.model()
+    assert before is not None and before.calibration == pytest.approx(1.0, rel=0.05)
+    for _ in range(CALIBRATION_WINDOW):
+        x = draw()
+        learner.observe(x, 2 * true_ttft(0.02, 0.1, 0.05, 0.001, x))
+    after = learner.model()
+    assert after is not None and after.calibration > 1.5
+    x = TtftInputs(2000, 2, 6)
+    assert after.predict(x) == pytest.approx(2 * true_ttft(0.02, 0.1, 0.05, 0.001, x),
+                                             rel=0.25)
 
 
 def test_the_prior_stays_until_enough_samples_and_bad_samples_are_ignored() -> None:
@@ -138,3 +204,31 @@ def test_fleet_learns_mean_reply_length_and_engine_ttft_floor_and_reserves_by_th
     assert state.kv_reserved_tokens == 550 and state.in_flight_kv_tokens == 550
     fleet.dispatched("a", 1000, 1010)  # max_tokens 10 bounds the expected reply
     assert fleet.snapshot().backends["a"].kv_reserved_tokens == 550 + 510
+
+
+def test_claim_generation_tokens_is_a_high_quantile_of_interval_means_never_below_the_mean(
+) -> None:
+    means = [40.0, 42.0, 38.0, 41.0, 39.0, 40.0, 43.0, 40.0, 90.0, 41.0]
+    assert claim_generation_tokens(means, 41.0) == 43.0  # p90 of ten: the 9th smallest
+    assert claim_generation_tokens(means, 60.0) == 60.0
+    assert claim_generation_tokens([], 41.0) == 41.0
+
+
+def test_fleet_claims_kv_for_a_burst_of_long_replies_not_for_the_mean() -> None:
+    """Replies averaging 40 tokens, with one scrape interval in five at 100: KV is held for
+    the long interval's length (the mean of ~52 would over-commit during such a burst),
+    bounded by max_tokens."""
+    now = [1000.0]
+    fleet = FleetState(clock=lambda: now[0])
+    for i in range(GENERATION_WINDOW_SCRAPES):
+        reply = 100.0 if i % 5 == 4 else 40.0
+        fleet.record_load("a", load(now[0], requests_finished_per_s=4.0,
+                                    generation_tokens_per_s=4 * reply))
+        now[0] += 1
+    state = fleet.snapshot().backends["a"]
+    assert state.mean_generation_tokens is not None and state.mean_generation_tokens < 70
+    assert state.claim_generation_tokens == 100.0
+    fleet.dispatched("a", 1000, 1500)
+    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1000 + 100
+    fleet.dispatched("a", 1000, 1064)  # max_tokens 64 bounds it
+    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1100 + 1064
