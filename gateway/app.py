@@ -26,6 +26,7 @@ from gateway.api import admin, admin_fleet, admin_session, budgets, health, mess
 from gateway.api import responses as responses_api
 from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
+from gateway.api.feedback import router as feedback_router
 from gateway.api.hot_path import HotPathApp
 from gateway.api.openapi_document import truthful_openapi
 from gateway.api.report_page import router as report_page_router
@@ -35,6 +36,7 @@ from gateway.audit.deployments import DeploymentLog, DeploymentRecorder
 from gateway.audit.gpu_minutes import GpuMinuteLog
 from gateway.audit.journal import Journal
 from gateway.audit.mirror import JsonLinesMirror
+from gateway.audit.outcomes import OutcomeRepository
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.audit.repository import AuditRepository
 from gateway.audit.spool import Spool
@@ -68,6 +70,7 @@ from gateway.routing.budgeting import BudgetGate
 from gateway.routing.fleet_view import fleet_view
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
+from gateway.routing.shadow import ShadowJudge
 from gateway.scraper.breaker import BreakerConfig
 from gateway.scraper.dcgm_poller import DcgmPoller
 from gateway.scraper.fleet import FleetState
@@ -196,6 +199,8 @@ def create_app(
             RememberedOverrides(limits_repo.overrides, last_known, settings.key_cache_stale_s)
             if last_known is not None else limits_repo.overrides,
             ttl_s=settings.limits_cache_ttl_s)
+        outcomes = OutcomeRepository(engine)
+        shadow = ShadowJudge(policy_store, providers, outcomes)
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,
@@ -206,6 +211,7 @@ def create_app(
             audit=audit,
             tracing=tracing,
             engine_counter=EngineTokenCounter(tokenize_client),
+            shadow=shadow,
         )
         key_file = KeyFile(last_known, pepper) if last_known is not None else None
         authenticator = KeyAuthenticator(tenants.lookup, ttl_s=settings.key_cache_ttl_s,
@@ -233,6 +239,8 @@ def create_app(
             redis=redis,
             key_changes=key_changes,
             responses=responses,
+            outcomes=outcomes,
+            shadow=shadow,
         )
         scrape_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=64))
         telemetry = policy_store.current.telemetry
@@ -273,6 +281,7 @@ def create_app(
         gpu_flushing = asyncio.create_task(gpu_log.run(), name="gpu-telemetry")
         purging = asyncio.create_task(keep_purging(responses), name="responses-retention")
         await audit.start()  # replays a spool an earlier run left
+        await shadow.start()
         policy_store.start()
         # Everything built so far (tokenizer tables, the policy, models) lives as long as the
         # process: take it out of the cyclic collector's view, so a full collection walks
@@ -283,6 +292,7 @@ def create_app(
             yield
         finally:
             stop_hangup()
+            await shadow.stop()
             for task in background:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -355,6 +365,7 @@ def create_app(
     app.include_router(report_page_router)
     app.include_router(reports_router)
     app.include_router(budgets.tenant_router)
+    app.include_router(feedback_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
     app.openapi = truthful_openapi(app)  # type: ignore[method-assign]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.audit.outcomes import OutcomeRepository
 from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
@@ -15,6 +16,7 @@ from gateway.conversations.repository import ResponseRepository
 from gateway.policy.store import PolicyStore
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
+from gateway.routing.shadow import ShadowJudge
 from gateway.scraper.fleet import FleetState
 from gateway.secret_files import GatewaySecrets
 from gateway.settings import Settings
@@ -43,3 +45,5 @@ class Components:
     redis: Redis | None = None
     key_changes: KeyChangeListener | None = None  # None on SQLite: no push channel
     responses: ResponseRepository | None = None  # stored Responses API responses
+    outcomes: OutcomeRepository | None = None  # feedback and shadow judgements
+    shadow: ShadowJudge | None = None

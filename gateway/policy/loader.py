@@ -24,6 +24,7 @@ from gateway.policy.schema import (
     PolicyFile,
     TenantSpec,
 )
+from gateway.policy.shadow_schema import ShadowSpec
 from gateway.policy.simulation import SimulatorLaunch, simulator_launch
 from gateway.policy.token_counting import (
     DEFAULT_ESTIMATE_RATIO,
@@ -89,6 +90,7 @@ class PolicySet:
     detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
     default_min_confidence: float = 0.0  # sensitivity.min_confidence
     default_detectors: tuple[TenantDetector, ...] = ()  # sensitivity.allow, for every tenant
+    shadow: ShadowSpec | None = None  # shadow judging (routing/shadow.py); names resolve
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -247,6 +249,7 @@ def compile_policy(
         },
         spec.sensitivity.min_confidence,
         _allowed(spec.sensitivity.allow),
+        shadow=spec.shadow,
     )
 
 

@@ -16,6 +16,7 @@ from gateway.policy.sensitivity_schema import (
     SensitivitySpec,
     TenantDetectorSpec,
 )
+from gateway.policy.shadow_schema import ShadowSpec
 
 # At most 64 characters: backend names are stored whole in every audit row and rollup.
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"
@@ -367,4 +368,9 @@ class PolicyFile(Strict):
         "model' baseline of savings reports): a backend's name, or a model and its price "
         "(no backend needed); default: the priced external backend with the highest output "
         "price",
+    )
+    shadow: ShadowSpec | None = Field(
+        default=None,
+        description="shadow judging: a sampled share of requests served by a cheaper backend "
+        "is later sent to the strong backend too, and the judge scores both answers",
     )

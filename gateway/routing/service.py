@@ -28,6 +28,7 @@ from gateway.routing.engine_counts import EngineCounter, with_engine_counts
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.responses_dispatch import cannot_serve, passes_through
+from gateway.routing.shadow import ShadowJudge
 from gateway.routing.streaming import Relay, StreamOutcome
 from gateway.routing.trace import RequestTrace, audit_event, response_headers
 from gateway.scraper.fleet import FleetState, Ticket
@@ -78,6 +79,7 @@ class RoutingService:
         audit: AuditWriter,
         tracing: Tracing | None = None,
         engine_counter: EngineCounter | None = None,
+        shadow: ShadowJudge | None = None,
     ) -> None:
         self._policy = policy
         self._classifier = classifier
@@ -90,6 +92,7 @@ class RoutingService:
         self._tracing = tracing or Tracing()  # off unless the composition root traces
         self._engine_counter = engine_counter  # backends' own counts, where the policy allows
         self._rotation = itertools.count()
+        self._shadow = shadow  # judges a sample of answers later, off the request path
 
     async def handle(self, tenant: TenantContext, request: RouteRequest,
                      headers: Mapping[str, str] | None = None) -> Completed | Streaming:
@@ -336,6 +339,8 @@ class RoutingService:
             content=content,
             labels=labels,
         ))
+        if self._shadow is not None and error is None and not cancelled:
+            self._shadow.offer(tenant, request, profile, trace, body)
         return trace.spans.settled(backend, usage, cost, error, cancelled, ttft_s)
 
     def _price(self, backend: Backend) -> PricePerMTok | None:

@@ -1,0 +1,79 @@
+"""`POST /v1/feedback`: a tenant scores one of its own requests, `{"request_id", "score"}`
+(0-1) or `{"request_id", "label": "good" | "bad"}`. Another tenant's request and an unknown
+id are both a 404 (a key learns nothing about other tenants' ids). A request whose audit row
+is still on its way to the database (rows land in batches after the response) is found in
+the audit writer's recent ids, so feedback sent right after the answer is not refused."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+from fastapi import APIRouter
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.requests import Request
+
+from gateway.api.auth import authenticate_tenant
+from gateway.audit.outcomes import OutcomeRepository
+from gateway.components import Components
+from gateway.errors import DatabaseUnavailable, InvalidRequest, NotFound
+
+MAX_FEEDBACK_BYTES = 4096
+LABEL_SCORES = {"good": 1.0, "bad": 0.0}
+FIELDS = ("request_id", "score", "label")
+
+router = APIRouter()
+
+
+@router.post("/v1/feedback")
+async def feedback(request: Request) -> dict[str, Any]:
+    parts: Components = request.app.state.components
+    tenant = await authenticate_tenant(request, parts.authenticator)
+    body = await request.body()
+    if len(body) > MAX_FEEDBACK_BYTES:
+        raise InvalidRequest(f"a feedback body is at most {MAX_FEEDBACK_BYTES} bytes")
+    request_id, score, label = parse_feedback(body)
+    outcomes = parts.outcomes or OutcomeRepository(parts.engine)
+    try:
+        owner = parts.audit.recent.tenant_of(request_id)
+        if owner is None:
+            owner = await outcomes.request_tenant(request_id)
+        if owner != tenant.tenant_id:
+            raise NotFound(f"no request {request_id!r} for this key's tenant",
+                           param="request_id", code="request_not_found")
+        await outcomes.save_feedback(request_id, tenant.tenant_id, score, label)
+    except (SQLAlchemyError, OSError) as exc:
+        raise DatabaseUnavailable("feedback could not be stored: the database did not "
+                                  "answer; try again") from exc
+    return {"object": "feedback", "request_id": request_id, "score": score, "label": label}
+
+
+def parse_feedback(body: bytes) -> tuple[str, float, str | None]:
+    """(request_id, score 0-1, label or None), or a 400 naming the parameter at fault."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise InvalidRequest("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("the body must be a JSON object")
+    for key in data:
+        if key not in FIELDS:
+            raise InvalidRequest(f"unknown parameter {key!r}", param=str(key),
+                                 code="unknown_parameter")
+    request_id = data.get("request_id")
+    if not isinstance(request_id, str) or not request_id or len(request_id) > 64:
+        raise InvalidRequest("request_id must be the x-request-id of one of your requests",
+                             param="request_id")
+    if ("score" in data) == ("label" in data):
+        raise InvalidRequest("give either score (0-1) or label (good or bad)", param="score")
+    if "label" in data:
+        label = data["label"]
+        if label not in LABEL_SCORES:
+            raise InvalidRequest("label must be \"good\" or \"bad\"", param="label")
+        return request_id, LABEL_SCORES[label], label
+    score = data["score"]
+    if (not isinstance(score, int | float) or isinstance(score, bool)
+            or not math.isfinite(score) or not 0 <= score <= 1):
+        raise InvalidRequest("score must be a number from 0 to 1", param="score")
+    return request_id, float(score), None
