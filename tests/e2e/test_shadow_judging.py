@@ -1,0 +1,110 @@
+"""Shadow judging on a real gateway (uvicorn, real Postgres; the budget case on the embedded
+SQLite default): a sampled request the cheap backend served is later answered by the strong
+backend and both answers scored by the judge, without touching the client's answer; a
+sensitive request never reaches a backend its rule does not allow; the daily budget stops it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway.sim.quality import answer_quality, mark
+from tests.e2e.outcome_rig import STRONG_TIER, WEAK_TIER, Rig, outcome_rig
+
+ALL = "{sample: 1.0, strong: strong, judge: strong, daily_usd: 5}"
+
+
+@pytest.fixture(scope="module")
+def rig(postgres_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
+    with outcome_rig(postgres_url, tmp_path_factory.mktemp("shadow"), ALL) as rig:
+        yield rig
+
+
+def _judged(rig: Rig, request_id: str) -> dict[str, object]:
+    rig.wait_for(lambda: any(r["source"] == "shadow" for r in rig.outcomes(request_id)))
+    [row] = [r for r in rig.outcomes(request_id) if r["source"] == "shadow"]
+    return row
+
+
+@pytest.mark.postgres
+def test_a_cheap_answer_is_judged_against_the_strong_one_later(rig: Rig) -> None:
+    prompt = "Prove that the algorithm's invariant holds for every input, step by step."
+    request_id, backend, answer = rig.ask(prompt)
+    assert backend == "weak"
+    assert answer.startswith(mark(answer_quality(prompt, WEAK_TIER)).strip())  # its own
+    row = _judged(rig, request_id)
+    assert row["served_backend"] == "weak" and row["strong_backend"] == "strong"
+    assert row["weak_score"] == round(10 * answer_quality(prompt, WEAK_TIER)) / 10
+    assert row["strong_score"] == round(10 * answer_quality(prompt, STRONG_TIER)) / 10
+    assert row["strong_score"] > row["weak_score"]  # type: ignore[operator]
+    assert isinstance(row["cost_micro_usd"], int) and row["cost_micro_usd"] > 0
+    shadow_calls = [body for rid, body in rig.sim_bodies("strong")
+                    if rid == f"shadow-{request_id}"]
+    assert len(shadow_calls) == 2  # the strong answer, then the verdict
+    assert shadow_calls[0]["messages"] == [{"role": "user", "content": prompt}]
+    assert "stream" not in shadow_calls[0]
+    assert "<answer_a>" in shadow_calls[1]["messages"][-1]["content"]
+
+
+@pytest.mark.postgres
+def test_a_streamed_answer_is_asked_again_for_the_judge(rig: Rig) -> None:
+    prompt = "Summarise the weather in one line."
+    stream = rig.client().chat.completions.create(
+        model="auto", messages=[{"role": "user", "content": prompt}], max_tokens=40,
+        stream=True)
+    with stream:
+        chunks = list(stream)
+    assert chunks
+    row = _judged(rig, _last_request_id(rig, "weak", prompt))
+    assert row["weak_score"] == round(10 * answer_quality(prompt, WEAK_TIER)) / 10
+
+
+@pytest.mark.postgres
+def test_the_strong_backend_itself_is_never_shadowed(rig: Rig) -> None:
+    request_id, backend, _ = rig.ask("Hello there.", model="frontier")
+    assert backend == "strong"
+    later, _, _ = rig.ask("And a second question after it.")  # judged after the first
+    _judged(rig, later)
+    assert [r for r in rig.outcomes(request_id) if r["source"] == "shadow"] == []
+
+
+@pytest.mark.postgres
+def test_a_sensitive_request_never_leaves_the_zones_its_rule_allows(rig: Rig) -> None:
+    """Rule sensitive-home allows self_hosted only: neither the strong backend nor the judge
+    (both external) may see it, so it is skipped, counted, and never sent."""
+    secret = "Please email jane.doe@acme-corp.com the quarterly report."
+    before = rig.shadow_numbers()["skipped_not_allowed"]
+    request_id, backend, _ = rig.ask(secret)
+    assert backend == "weak"
+    later, _, _ = rig.ask("What rhymes with orange?")  # the queue is FIFO, one worker
+    _judged(rig, later)
+    assert rig.shadow_numbers()["skipped_not_allowed"] == before + 1
+    assert [r for r in rig.outcomes(request_id) if r["source"] == "shadow"] == []
+    seen = str([body for _, body in rig.sim_bodies("strong")])
+    assert "jane.doe@acme-corp.com" not in seen
+    assert all(rid != f"shadow-{request_id}" for rid, _ in rig.sim_bodies("strong"))
+
+
+def test_the_daily_budget_stops_shadow_judging(tmp_path: Path) -> None:
+    """1 micro-USD a day: the first judgement runs (nothing spent yet) and costs more than
+    that; every later one is skipped and sends nothing. On the embedded SQLite default."""
+    tiny = "{sample: 1.0, strong: strong, judge: strong, daily_usd: 0.000001}"
+    with outcome_rig(f"sqlite+aiosqlite:///{tmp_path}/gw.db", tmp_path, tiny) as rig:
+        first, _, _ = rig.ask("First question of the day.")
+        _judged(rig, first)
+        later = [rig.ask(f"Question number {n}.")[0] for n in range(3)]
+        rig.wait_for(lambda: rig.shadow_numbers()["skipped_budget"] == 3)
+        assert rig.shadow_numbers()["judged"] == 1
+        shadowed = {rid for rid, _ in rig.sim_bodies("strong") if rid.startswith("shadow-")}
+        assert shadowed == {f"shadow-{first}"}
+        assert all(rig.outcomes(r) == [] for r in later)
+
+
+def _last_request_id(rig: Rig, sim: str, prompt: str) -> str:
+    ids = [rid for rid, body in rig.sim_bodies(sim)
+           if body.get("messages") == [{"role": "user", "content": prompt}]
+           and not rid.startswith("shadow-")]
+    assert ids
+    return ids[-1]
