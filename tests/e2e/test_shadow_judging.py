@@ -5,6 +5,7 @@ sensitive request never reaches a backend its rule does not allow; the daily bud
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,3 +109,41 @@ def _last_request_id(rig: Rig, sim: str, prompt: str) -> str:
            and not rid.startswith("shadow-")]
     assert ids
     return ids[-1]
+
+
+EASY = ["Say hi.", "Name a fruit.", "Count to three.", "Greet the team.", "Pick a colour.",
+        "Spell cat.", "Name a river.", "Say thanks.", "Name a dog.", "List two days."]
+HARD = ["Prove the theorem about this algorithm's complexity, step by step.",
+        "Design a lock-free concurrent queue and prove its invariant.",
+        "Derive the formal proof that the optimised algorithm terminates."]
+
+
+@pytest.mark.postgres
+def test_router_fit_from_audit_trains_on_the_stored_outcomes(rig: Rig, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gateway.classify.router_model import RouterModel
+    from gateway.cli.main import cli
+
+    asked = [rig.ask(f"{p} ({n})")[0] for n in range(2) for p in EASY + HARD]
+    for request_id in asked:
+        _judged(rig, request_id)
+    person = rig.ask("Name a planet.")[0]  # feedback alone: the strong side is estimated
+    rig.wait_for(lambda: rig.shadow_numbers()["queue"] == 0)
+    rig.feedback({"request_id": person, "label": "good"})
+    out = tmp_path / "router"
+    result = CliRunner().invoke(cli, [
+        "router", "fit", "--from-audit", "--tenant", "acme", "--since", "1d",
+        "--database-url", rig.db_url, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "shadow-judged" in result.output
+    document = json.loads((out / "router.json").read_text())
+    assert document["training"]["outcomes"] >= len(asked) + 1
+    assert 0 < document["training"]["strong_won"] < document["training"]["outcomes"]
+    model = RouterModel.load(out)
+    assert model.p_strong(HARD[0]) > model.p_strong(EASY[0])
+
+    other = CliRunner().invoke(cli, [
+        "router", "fit", "--from-audit", "--tenant", "globex", "--database-url", rig.db_url,
+        "--out", str(tmp_path / "none")])
+    assert other.exit_code == 1 and "at least" in other.output  # globex has no outcomes
