@@ -104,3 +104,22 @@ class OutcomeRepository:
         return [StoredOutcome(r.request_id, r.source, r.prompt,
                               r.backend or r.served_backend, r.score, r.weak_score,
                               r.strong_score, r.strong_backend) for r in rows]
+
+
+async def prompts_and_judgements(
+    engine: AsyncEngine, request_ids: list[str],
+) -> tuple[dict[str, str], dict[str, tuple[float, float]]]:
+    """For a page of requests: the stored prompts, and the (weak, strong) scores of those
+    with a shadow judgement (replay with another router reads these)."""
+    if not request_ids:
+        return {}, {}
+    o = request_outcomes
+    async with engine.connect() as conn:
+        prompts = {r.request_id: r.prompt for r in await conn.execute(
+            select(audit_content.c.request_id, audit_content.c.prompt)
+            .where(audit_content.c.request_id.in_(request_ids)))}
+        judged = {r.request_id: (r.weak_score, r.strong_score) for r in await conn.execute(
+            select(o.c.request_id, o.c.weak_score, o.c.strong_score)
+            .where(o.c.request_id.in_(request_ids), o.c.source == SHADOW,
+                   o.c.weak_score.is_not(None), o.c.strong_score.is_not(None)))}
+    return prompts, judged

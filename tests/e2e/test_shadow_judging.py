@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gateway.sim.quality import answer_quality, mark
-from tests.e2e.outcome_rig import STRONG_TIER, WEAK_TIER, Rig, outcome_rig
+from tests.e2e.outcome_rig import STRONG_TIER, WEAK_TIER, Rig, outcome_rig, rig_policy
 
 ALL = "{sample: 1.0, strong: strong, judge: strong, daily_usd: 5}"
 
@@ -142,6 +142,27 @@ def test_router_fit_from_audit_trains_on_the_stored_outcomes(rig: Rig, tmp_path:
     assert 0 < document["training"]["strong_won"] < document["training"]["outcomes"]
     model = RouterModel.load(out)
     assert model.p_strong(HARD[0]) > model.p_strong(EASY[0])
+
+    # The same traffic replayed with the router: hard prompts now go to the strong backend.
+    policy = tmp_path / "by-difficulty.yaml"
+    policy.write_text(rig_policy(rig.sims, "{sample: 0, strong: strong, judge: strong, "
+                                 "daily_usd: 0}").replace(
+        "models:\n  auto: [weak]\n", "models:\n  auto: [weak, strong]\n").replace(
+        "    allow_zones: [self_hosted]\n",
+        "    allow_zones: [self_hosted]\n  - name: hard\n    when: {complexity: [high]}\n"
+        "    backends: [strong]\n  - name: easy\n    backends: [weak]\n"))
+    replayed = CliRunner().invoke(cli, [
+        "policy", "replay", "--policy", str(policy), "--router", str(out), "--since", "1d",
+        "--database-url", rig.db_url, "--format", "json", "--no-progress"])
+    assert replayed.exit_code == 0, replayed.output
+    router = json.loads(replayed.output)["router"]
+    assert router["rescored_rows"] >= len(asked) and router["judged_rows"] >= len(asked)
+    assert router["strong_share_recorded"] == 0 < router["strong_share_with_router"]
+    assert router["quality_with_router"] > router["quality_recorded"]
+    table = CliRunner().invoke(cli, [
+        "policy", "replay", "--policy", str(policy), "--router", str(out), "--since", "1d",
+        "--database-url", rig.db_url, "--no-progress"])
+    assert table.exit_code == 0 and "shadow-judged requests: recorded" in table.output
 
     other = CliRunner().invoke(cli, [
         "router", "fit", "--from-audit", "--tenant", "globex", "--database-url", rig.db_url,
