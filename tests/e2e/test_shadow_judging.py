@@ -5,12 +5,20 @@ sensitive request never reaches a backend its rule does not allow; the daily bud
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from gateway.db.engine import create_engine
+from gateway.reports.build import Scope, cost_report
+from gateway.reports.periods import Period
+from gateway.reports.queries import Dimension
+from gateway.reports.render import ReportTable
+from gateway.reports.shadow_cost import SHADOW_LINE
 from gateway.sim.quality import answer_quality, mark
 from tests.e2e.outcome_rig import STRONG_TIER, WEAK_TIER, Rig, outcome_rig, rig_policy
 
@@ -168,3 +176,31 @@ def test_router_fit_from_audit_trains_on_the_stored_outcomes(rig: Rig, tmp_path:
         "router", "fit", "--from-audit", "--tenant", "globex", "--database-url", rig.db_url,
         "--out", str(tmp_path / "none")])
     assert other.exit_code == 1 and "at least" in other.output  # globex has no outcomes
+
+
+@pytest.mark.postgres
+def test_the_cost_report_shows_shadow_judging_on_its_own_line(rig: Rig) -> None:
+    _judged(rig, rig.ask("One more question for the report.")[0])
+    rig.wait_for(lambda: rig.shadow_numbers()["queue"] == 0)
+    shadow = [r for r in rig.outcomes() if r["source"] == "shadow"]
+    everyone, acme = asyncio.run(_cost_tables(rig))
+    [line] = [row for row in everyone.rows if row[0] == SHADOW_LINE]
+    assert line[1] == len(shadow)  # requests: the judgements
+    assert line[-1] == sum(r["cost_micro_usd"] for r in shadow) > 0
+    assert everyone.rows[-1] == line  # after the traffic's own lines
+    assert everyone.totals is not None and everyone.totals[-1] == sum(
+        row[-1] for row in everyone.rows)
+    assert all(row[0] != SHADOW_LINE for row in acme.rows)  # the operator's spend
+
+
+async def _cost_tables(rig: Rig) -> tuple[ReportTable, ReportTable]:
+    engine = create_engine(rig.db_url)
+    try:
+        now = datetime.now(UTC)
+        period = Period(now - timedelta(days=1), now + timedelta(minutes=1))
+        everyone = await cost_report(engine, period, Scope(None, None, now), Dimension.TENANT)
+        acme_id = rig.parts.audit.recent.tenant_of(rig.ask("Whose tenant?")[0])
+        acme = await cost_report(engine, period, Scope(acme_id, "acme", now), Dimension.TENANT)
+        return everyone, acme
+    finally:
+        await engine.dispose()
