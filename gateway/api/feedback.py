@@ -2,10 +2,12 @@
 (0-1) or `{"request_id", "label": "good" | "bad"}`. Another tenant's request and an unknown
 id are both a 404 (a key learns nothing about other tenants' ids). A request whose audit row
 is still on its way to the database (rows land in batches after the response) is found in
-the audit writer's recent ids, so feedback sent right after the answer is not refused."""
+the audit writer's recent ids, so feedback sent right after the answer is not refused; an id
+found nowhere is looked up again for a second before the 404, for another replica's rows."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -20,6 +22,9 @@ from gateway.components import Components
 from gateway.errors import DatabaseUnavailable, InvalidRequest, NotFound
 
 MAX_FEEDBACK_BYTES = 4096
+# An id neither this process recorded nor the database holds may be another replica's whose
+# batch has not landed yet (the writer stores every 0.2 s): look again before a 404.
+UNSEEN_RETRIES_S = (0.0, 0.3, 0.7)
 LABEL_SCORES = {"good": 1.0, "bad": 0.0}
 FIELDS = ("request_id", "score", "label")
 
@@ -30,6 +35,9 @@ router = APIRouter()
 async def feedback(request: Request) -> dict[str, Any]:
     parts: Components = request.app.state.components
     tenant = await authenticate_tenant(request, parts.authenticator)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_FEEDBACK_BYTES:
+        raise InvalidRequest(f"a feedback body is at most {MAX_FEEDBACK_BYTES} bytes")
     body = await request.body()
     if len(body) > MAX_FEEDBACK_BYTES:
         raise InvalidRequest(f"a feedback body is at most {MAX_FEEDBACK_BYTES} bytes")
@@ -37,8 +45,11 @@ async def feedback(request: Request) -> dict[str, Any]:
     outcomes = parts.outcomes or OutcomeRepository(parts.engine)
     try:
         owner = parts.audit.recent.tenant_of(request_id)
-        if owner is None:
+        for wait_s in UNSEEN_RETRIES_S if owner is None else ():
+            await asyncio.sleep(wait_s)  # another replica's row may be a batch away
             owner = await outcomes.request_tenant(request_id)
+            if owner is not None:
+                break
         if owner != tenant.tenant_id:
             raise NotFound(f"no request {request_id!r} for this key's tenant",
                            param="request_id", code="request_not_found")

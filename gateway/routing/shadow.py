@@ -42,6 +42,7 @@ from gateway.upstream import DispatchError, Provider
 log = logging.getLogger("gateway.shadow")
 
 QUEUE_SIZE = 256
+DROP_LOG_EVERY = 1000  # the first drop is logged, then every this many
 CALL_TIMEOUT_S = 120.0
 # Keys of the client's request that do not carry over to a shadow call (it never streams).
 DROPPED_KEYS = ("stream", "stream_options")
@@ -63,7 +64,7 @@ class ShadowJob:
     rule: str | None
     sensitive: bool
     redacted: bool
-    body: bytes | None  # the served answer (None for a stream: the served backend is re-asked)
+    body: bytes | None  # what the client got (None for a stream)
 
 
 @dataclasses.dataclass(slots=True)
@@ -96,7 +97,8 @@ class ShadowJudge:
         if spec is None or served is None or decision is None or not spec.sample:
             return
         strong = policy.backends.get(spec.strong)
-        if (request.endpoint is not Endpoint.CHAT or strong is None
+        if (request.endpoint is not Endpoint.CHAT or request.responses_payload is not None
+                or strong is None
                 or served.quality_tier >= strong.quality_tier or served.name == strong.name):
             return
         if zlib.crc32(request.request_id.encode()) >= spec.sample * 2**32:
@@ -108,6 +110,9 @@ class ShadowJudge:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
             self.stats.dropped_queue_full += 1
+            if self.stats.dropped_queue_full % DROP_LOG_EVERY == 1:
+                log.warning("shadow judging queue full (%d jobs): %d dropped so far",
+                            self._queue.maxsize, self.stats.dropped_queue_full)
             return
         self.stats.queued += 1
 
@@ -144,7 +149,10 @@ class ShadowJudge:
         spec = job.policy.shadow
         assert spec is not None
         strong, judge = job.policy.backends[spec.strong], job.policy.backends[spec.judge]
-        needed = [strong, judge, *([job.served] if job.body is None else [])]
+        # No answer text in what the client got (a stream, or another wire format): the
+        # served backend is asked again, under the same rules as the others.
+        served_answer = answer_text(job.body) if job.body is not None else ""
+        needed = [strong, judge, *([] if served_answer else [job.served])]
         if not all(may_receive(job.policy, job.rule, job.sensitive, job.redacted, b)
                    for b in needed):
             self.stats.skipped_not_allowed += 1
@@ -157,14 +165,13 @@ class ShadowJudge:
         cost = 0
         scores: tuple[float, float] | None = None
         try:
-            if job.body is None:
+            if not served_answer:
                 served_body, spent = await self._ask(job.served, payload, job.request_id)
                 cost += spent
-            else:
-                served_body = job.body
+                served_answer = answer_text(served_body)
             strong_body, spent = await self._ask(strong, payload, job.request_id)
             cost += spent
-            served_answer, strong_answer = answer_text(served_body), answer_text(strong_body)
+            strong_answer = answer_text(strong_body)
             flip = strong_first(job.request_id)
             first, second = (strong_answer, served_answer) if flip else (
                 served_answer, strong_answer)
