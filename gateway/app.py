@@ -201,6 +201,7 @@ def create_app(
             ttl_s=settings.limits_cache_ttl_s)
         outcomes = OutcomeRepository(engine)
         shadow = ShadowJudge(policy_store, providers, outcomes)
+        metrics.watch_shadow(shadow.numbers)
         routing = RoutingService(
             policy=policy_store,
             classifier=classifier,

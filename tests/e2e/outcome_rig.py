@@ -126,6 +126,21 @@ async def _prepare(db_url: str, tenants: list[str]) -> dict[str, str]:
 
 
 @contextmanager
+def replica_of(rig: Rig, tmp: Path) -> Iterator[Rig]:
+    """A second gateway on the same database and backends: it never saw the first one's
+    requests, so it finds them in the database only."""
+    settings = Settings(database_url=rig.db_url, admin_key=ADMIN_KEY, audit_spool_dir=tmp,
+                        upstream_read_timeout_s=5.0)
+    app = create_app(settings, policy=rig.parts.policy.current)
+    with serve(app) as server:
+        other = Rig(server.url, rig.keys, rig.db_url, rig.sims, app.state.components)
+        try:
+            yield other
+        finally:
+            other.opened.close()
+
+
+@contextmanager
 def outcome_rig(db_url: str, tmp: Path, shadow: str) -> Iterator[Rig]:
     keys = asyncio.run(_prepare(db_url, ["acme", "globex"]))
     sims = {

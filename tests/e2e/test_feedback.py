@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from gateway.db.engine import create_engine
-from tests.e2e.outcome_rig import Rig, outcome_rig
+from tests.e2e.outcome_rig import Rig, outcome_rig, replica_of
 
 pytestmark = pytest.mark.postgres
 OFF = "{sample: 0, strong: strong, judge: strong, daily_usd: 0}"
@@ -53,6 +53,19 @@ def test_another_tenants_request_is_not_found(rig: Rig) -> None:
     assert (error["param"], error["code"], error["type"]) == (
         "request_id", "request_not_found", "invalid_request_error")
     assert rig.outcomes(request_id) == []
+
+
+def test_another_replica_finds_the_request_in_the_database(
+        rig: Rig, tmp_path_factory: pytest.TempPathFactory) -> None:
+    request_id, _, _ = rig.ask("Answered by the first replica.")
+    with replica_of(rig, tmp_path_factory.mktemp("replica")) as replica:
+        assert replica.parts.audit.recent.tenant_of(request_id) is None
+        # It started after the row landed: the database is the only place it can find it.
+        replica.feedback({"request_id": request_id, "score": 0.5})
+        with pytest.raises(openai.NotFoundError):
+            replica.feedback({"request_id": request_id, "score": 0.5}, tenant="globex")
+    [row] = rig.outcomes(request_id)
+    assert row["score"] == 0.5
 
 
 def test_an_unknown_request_is_not_found(rig: Rig) -> None:

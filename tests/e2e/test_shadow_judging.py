@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from gateway.db.engine import create_engine
@@ -20,6 +21,7 @@ from gateway.reports.queries import Dimension
 from gateway.reports.render import ReportTable
 from gateway.reports.shadow_cost import SHADOW_LINE
 from gateway.sim.quality import answer_quality, mark
+from tests.e2e.conftest import ADMIN_KEY
 from tests.e2e.outcome_rig import STRONG_TIER, WEAK_TIER, Rig, outcome_rig, rig_policy
 
 ALL = "{sample: 1.0, strong: strong, judge: strong, daily_usd: 5}"
@@ -109,6 +111,10 @@ def test_the_daily_budget_stops_shadow_judging(tmp_path: Path) -> None:
         shadowed = {rid for rid, _ in rig.sim_bodies("strong") if rid.startswith("shadow-")}
         assert shadowed == {f"shadow-{first}"}
         assert all(rig.outcomes(r) == [] for r in later)
+        scraped = httpx.get(f"{rig.url}/metrics", timeout=10,
+                            headers={"authorization": f"Bearer {ADMIN_KEY}"}).text
+        assert "gateway_shadow_jobs_over_budget_total 3.0" in scraped
+        assert "gateway_shadow_judgements_total 1.0" in scraped
 
 
 def _last_request_id(rig: Rig, sim: str, prompt: str) -> str:
