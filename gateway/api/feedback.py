@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from typing import Any
 
 import orjson
@@ -25,13 +26,28 @@ MAX_FEEDBACK_BYTES = 4096
 # An id neither this process recorded nor the database holds may be another replica's whose
 # batch has not landed yet (the writer stores every 0.2 s): look again before a 404.
 UNSEEN_RETRIES_S = (0.0, 0.3, 0.7)
+OUR_IDS = re.compile(r"req_[0-9a-f]{24}")  # api/parsing.new_request_id: others are not retried
 LABEL_SCORES = {"good": 1.0, "bad": 0.0}
 FIELDS = ("request_id", "score", "label")
 
 router = APIRouter()
 
 
-@router.post("/v1/feedback")
+FEEDBACK_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+    "type": "object",
+    "required": ["request_id"],
+    "properties": {
+        "request_id": {"type": "string", "minLength": 1, "maxLength": 64,
+                       "description": "the x-request-id of one of your requests"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "label": {"type": "string", "enum": ["good", "bad"]},
+    },
+    "additionalProperties": False,
+    "oneOf": [{"required": ["score"]}, {"required": ["label"]}],
+}}}}}
+
+
+@router.post("/v1/feedback", openapi_extra=FEEDBACK_BODY)
 async def feedback(request: Request) -> dict[str, Any]:
     parts: Components = request.app.state.components
     tenant = await authenticate_tenant(request, parts.authenticator)
@@ -45,7 +61,8 @@ async def feedback(request: Request) -> dict[str, Any]:
     outcomes = parts.outcomes or OutcomeRepository(parts.engine)
     try:
         owner = parts.audit.recent.tenant_of(request_id)
-        for wait_s in UNSEEN_RETRIES_S if owner is None else ():
+        retries = UNSEEN_RETRIES_S if OUR_IDS.fullmatch(request_id) else (0.0,)
+        for wait_s in retries if owner is None else ():
             await asyncio.sleep(wait_s)  # another replica's row may be a batch away
             owner = await outcomes.request_tenant(request_id)
             if owner is not None:
