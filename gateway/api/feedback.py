@@ -97,7 +97,7 @@ def parse_feedback(body: bytes) -> tuple[str, float, str | None]:
         raise InvalidRequest("give either score (0-1) or label (good or bad)", param="score")
     if "label" in data:
         label = data["label"]
-        if label not in LABEL_SCORES:
+        if not isinstance(label, str) or label not in LABEL_SCORES:
             raise InvalidRequest("label must be \"good\" or \"bad\"", param="label")
         return request_id, LABEL_SCORES[label], label
     score = data["score"]

@@ -81,6 +81,7 @@ def test_an_unknown_request_is_not_found(rig: Rig) -> None:
     ({"request_id": "x", "score": 1.5}, "score"),
     ({"request_id": "x", "score": True}, "score"),
     ({"request_id": "x", "label": "great"}, "label"),
+    ({"request_id": "x", "label": {}}, "label"),
     ({"request_id": "x", "score": 1, "comment": "hi"}, "comment"),
 ])
 def test_a_bad_body_is_a_400_naming_the_parameter(rig: Rig, body: dict[str, object],
