@@ -20,6 +20,7 @@ from gateway.api import admin, admin_fleet, admin_session, budgets, health, mess
 from gateway.api import responses as responses_api
 from gateway.api.body_gate import BodyGate
 from gateway.api.errors import RequestIdMiddleware, install_error_handlers
+from gateway.api.feedback import router as feedback_router
 from gateway.api.hot_path import HotPathApp
 from gateway.api.openapi_document import truthful_openapi
 from gateway.api.report_page import router as report_page_router
@@ -83,6 +84,7 @@ def create_app(
     app.include_router(report_page_router)
     app.include_router(reports_router)
     app.include_router(budgets.tenant_router)
+    app.include_router(feedback_router)
     app.include_router(budgets.admin_router)
     app.include_router(health.router)
     app.openapi = truthful_openapi(app)  # type: ignore[method-assign]

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from gateway.audit.admin_log import AdminLog
+from gateway.audit.outcomes import OutcomeRepository
 from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
@@ -19,6 +20,7 @@ from gateway.policy.store import PolicyStore
 from gateway.reports.reader import ReportReader
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
+from gateway.routing.shadow import ShadowJudge
 from gateway.scraper.fleet import FleetState
 from gateway.secret_files import GatewaySecrets
 from gateway.telemetry.metrics import GatewayMetrics
@@ -73,9 +75,11 @@ class Components:
     limits: LimitsResolver
     limits_repo: LimitsRepository
     reports: ReportReader
+    outcomes: OutcomeRepository  # feedback and shadow judgements
     capacity: CapacitySection
     explainer: RouteExplainer
     database: Probe
     redis: Probe | None = None  # None without GATEWAY_REDIS_URL: budgets in memory
     key_changes: KeyChangeListener | None = None  # None on SQLite: no push channel
     responses: ResponseRepository | None = None  # stored Responses API responses
+    shadow: ShadowJudge | None = None

@@ -19,10 +19,12 @@ from gateway.assembly.overrides import Overrides
 from gateway.assembly.policy import open_policy, record_policy_changes, watch_policy
 from gateway.assembly.providers import open_providers
 from gateway.assembly.secrets import gateway_secrets, keep_secrets_fresh
+from gateway.assembly.shadow import open_shadow_judge
 from gateway.assembly.storage import open_budget_store, open_database, open_redis
 from gateway.assembly.tasks import keep_running
 from gateway.assembly.tenancy import open_last_known, open_tenancy
 from gateway.audit.admin_log import AdminLog
+from gateway.audit.outcomes import OutcomeRepository
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.budget.redis_probe import RedisProbe
 from gateway.classify.presidio import PresidioConfig
@@ -54,6 +56,8 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
     tenancy = open_tenancy(stack, settings, engine, last_known)
     fleet = open_fleet(settings, policy, metrics)
     audit = await open_audit(stack, settings, engine, metrics)
+    outcomes = OutcomeRepository(engine)
+    shadow = await open_shadow_judge(stack, providers, outcomes, metrics)
     routing = RoutingService(
         policy=policy,
         classifier=classifier,
@@ -64,6 +68,7 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
         audit=audit,
         tracing=observability.tracing,
         engine_counter=engine_counter,
+        shadow=shadow,
     )
     # Closed before everything above: a stream that ended as the server stopped still
     # settles its budget and lands its audit row.
@@ -95,10 +100,12 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
         limits=tenancy.limits,
         limits_repo=tenancy.limits_repo,
         reports=ReportReader(engine),
+        outcomes=outcomes,
         capacity=CapacityReport(engine),
         explainer=LiveExplainer(classifier, policy, fleet),
         database=DatabaseProbe(engine),
         redis=RedisProbe(redis) if redis is not None else None,
         key_changes=tenancy.key_changes,
         responses=responses,
+        shadow=shadow,
     )

@@ -43,6 +43,7 @@ import orjson
 from gateway.audit.journal import Journal
 from gateway.audit.mirror import JsonLinesMirror
 from gateway.audit.quarantine import Quarantine, QuarantineFile, quarantine_path
+from gateway.audit.recent import RecentRequests
 from gateway.audit.records import Chain, Row, event_row, new_chain_id
 from gateway.audit.spool import Spool
 from gateway.types import AuditEvent
@@ -111,6 +112,7 @@ class AuditWriter:
         self._resume: tuple[str, int] | None = None  # (segment, rows done) of a cut replay
         self._alarm: str | None = None
         self.stats = AuditStats()
+        self.recent = RecentRequests()  # ids whose rows may not be in the database yet
 
     def record(self, event: AuditEvent) -> None:
         """Journal the event's row (durable through a process kill once this returns) and
@@ -125,6 +127,7 @@ class AuditWriter:
             self._give_up([event], "unconvertible audit event")
             return
         self._chain.link(row)
+        self.recent.add(event.request_id, event.tenant_id)
         if self._journal is not None:
             try:
                 self._journal.append(row)

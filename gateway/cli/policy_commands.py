@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
     from gateway.audit.reading import AuditRange
     from gateway.policy.loader import PolicySet
     from gateway.tools.replay_report import ReplayReport
+    from gateway.tools.router_replay import RouterReplay
 
 
 @click.group()
@@ -117,9 +118,14 @@ LEAK_EXIT_STATUS = 3  # sensitive requests would leave self_hosted without redac
               help="progress on stderr; default: when stderr is a terminal")
 @click.option("--page-rows", type=click.IntRange(min=1), default=5000, show_default=True,
               help="audit rows read per query")
+@click.option("--router", "router_dir", default=None,
+              type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="a router (`gateway router fit`) to estimate difficulty with instead of the "
+              "recorded one, where the prompt was stored; adds the quality it would have had "
+              "on shadow-judged requests")
 def replay_command(policy_path: Path, since: str | None, until: str | None, tenant: str | None,
                    database_url: str | None, fmt: str, progress: bool | None,
-                   page_rows: int) -> None:
+                   page_rows: int, router_dir: Path | None) -> None:
     """Re-decide recorded requests under a new policy and report what would change: traffic
     moved between backends, cost, predicted TTFT, refusals, every sensitive request that
     would leave the self_hosted zone without redaction, and the GPUs (and their monthly cost)
@@ -140,20 +146,26 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
         loaded = load_policy(policy_path)
     except PolicyError as exc:
         raise click.ClickException(f"the policy does not validate:\n{exc}") from None
+    rescoring = _router_replay(loaded, router_dir) if router_dir is not None else None
     chosen = period(since, until)
     span = AuditRange(chosen.since, chosen.until, tenant)
     err = sys.stderr
     show = err.isatty() if progress is None else progress
     report = run_with_database(
-        lambda db: _replay(loaded, str(policy_path), span, db.engine, page_rows, show),
+        lambda db: _replay(loaded, str(policy_path), span, db.engine, page_rows, show,
+                           rescoring),
         database_url=database_url)
     minutes = max(1, round((chosen.until - chosen.since).total_seconds() / 60))
     capacity = capacity_changes(loaded, report.loads, minutes)
     if fmt == "json":
         body = {**report.to_json(), "capacity": capacity_json(capacity)}
+        if rescoring is not None:
+            body["router"] = {"path": str(router_dir), **rescoring.summary()}
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(render_table(report) + "\n\n" + "\n".join(capacity_lines(capacity)))
+        if rescoring is not None:
+            click.echo("\n" + "\n".join(rescoring.lines(str(router_dir))))
     if show:
         click.echo(f"{report.rows_read} rows replayed at {report.rows_per_s:,.0f} rows/s",
                    err=True)
@@ -161,9 +173,23 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
         raise SystemExit(LEAK_EXIT_STATUS)
 
 
+def _router_replay(loaded: PolicySet, router_dir: Path) -> RouterReplay:
+    from gateway.classify.router_model import RouterModel, RouterModelError
+    from gateway.tools.router_replay import RouterReplay, strong_backend
+
+    try:
+        model = RouterModel.load(router_dir)
+    except RouterModelError as exc:
+        raise click.ClickException(str(exc)) from None
+    strong = strong_backend(loaded.backends, loaded.shadow.strong if loaded.shadow else None)
+    return RouterReplay(model, loaded.backends, strong, {})
+
+
 async def _replay(loaded: PolicySet, name: str, span: AuditRange, engine: AsyncEngine,
-                  page_rows: int, show: bool) -> ReplayReport:
+                  page_rows: int, show: bool, rescoring: RouterReplay | None = None,
+                  ) -> ReplayReport:
     """Stream the range page by page through the replayer, with a progress bar on stderr."""
+    from gateway.audit.outcomes import prompts_and_judgements
     from gateway.audit.reading import count_rows, stream_pages
     from gateway.tools.replay import COLUMNS, Replayer
 
@@ -171,11 +197,15 @@ async def _replay(loaded: PolicySet, name: str, span: AuditRange, engine: AsyncE
     err = sys.stderr
     # Off a terminal click draws no bar, only its label: print a line per page instead.
     lines = show and not err.isatty()
-    replayer = Replayer(loaded)
+    replayer = Replayer(loaded, observer=rescoring.observe if rescoring else None)
     with click.progressbar(length=total, label="replaying audit rows", file=err,
                            show_pos=True, hidden=not show or lines) as bar:
         done = 0
         async for page in stream_pages(engine, span, page_rows, COLUMNS):
+            if rescoring is not None:
+                prompts, rescoring.judged = await prompts_and_judgements(
+                    engine, [row["request_id"] for row in page])
+                page = rescoring.rescore(page, prompts)
             replayer.add(page)
             bar.update(len(page))
             done += len(page)

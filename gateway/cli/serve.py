@@ -231,6 +231,10 @@ def _ensure_demo_key(settings: Settings) -> str | None:
 @click.option("--response-delay-s", type=float, default=None,
               help="fixed wait before generation (an API's network and queueing)")
 @click.option("--time-scale", type=float, default=None)
+@click.option("--quality-tier", type=int, default=None,
+              help="start each chat answer with a quality mark for this tier (sim/quality.py)")
+@click.option("--judge", is_flag=True, default=None,
+              help="answer shadow-judging rubric prompts with the two answers' scores")
 @click.option("--fleet", default=None, help="JSON list of {host, port, config}: several sims "
               "in this one process (what `gateway serve` starts for a policy's simulate: "
               "blocks); the other options are then ignored")

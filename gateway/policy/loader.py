@@ -131,6 +131,7 @@ def compile_policy(
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
         _baseline(spec, backends), tenants, default_tenant,
+        shadow=spec.shadow,
     )
 
 

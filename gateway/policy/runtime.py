@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from gateway.policy.capacity import TelemetryPolicy
 from gateway.policy.rules import Rule
 from gateway.policy.schema import TenantSpec
+from gateway.policy.shadow_schema import ShadowSpec
 from gateway.policy.simulation import SimulatorLaunch
 from gateway.policy.tenants import TenantPolicy
 from gateway.policy.token_counting import REFERENCE_ENCODING, extra_encodings, window_threshold
@@ -77,6 +78,7 @@ class PolicySet:
     tenants: dict[str, TenantPolicy] = field(default_factory=dict)  # compiled: see tenants.py
     # Every tenant the policy does not name: sensitivity.allow and min_confidence as set.
     default_tenant: TenantPolicy = field(default_factory=TenantPolicy)
+    shadow: ShadowSpec | None = None  # shadow judging (routing/shadow.py); names resolve
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(

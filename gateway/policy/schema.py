@@ -26,6 +26,7 @@ from gateway.policy.sensitivity_schema import (
     SensitivitySpec,
     TenantDetectorSpec,
 )
+from gateway.policy.shadow_schema import ShadowSpec
 from gateway.provider_kinds.kind import OptionsSpec
 
 # At most 64 characters: backend names are stored whole in every audit row and rollup.
@@ -350,4 +351,9 @@ class PolicyFile(Strict):
         "model' baseline of savings reports): a backend's name, or a model and its price "
         "(no backend needed); default: the priced external backend with the highest output "
         "price",
+    )
+    shadow: ShadowSpec | None = Field(
+        default=None,
+        description="shadow judging: a sampled share of requests served by a cheaper backend "
+        "is later sent to the strong backend too, and the judge scores both answers",
     )

@@ -23,6 +23,7 @@ SAFE_ZONE = "self_hosted"
 def semantic_problems(spec: PolicyFile) -> list[tuple[Loc, str]]:
     problems: list[tuple[Loc, str]] = []
     problems += _names(spec)
+    problems += _shadow_names(spec)
     if problems:
         return problems  # the checks below assume every reference resolves
     problems += _unreachable(spec.rules)
@@ -38,6 +39,15 @@ def pool_members(spec: PolicyFile, model: str) -> list[str]:
     if pool is None:
         return [model] if any(b.name == model for b in spec.backends) else []
     return list(pool.backends if isinstance(pool, ModelPoolSpec) else pool)
+
+
+def _shadow_names(spec: PolicyFile) -> list[tuple[Loc, str]]:
+    if spec.shadow is None:
+        return []
+    names = {b.name for b in spec.backends}
+    return [(("shadow", key), f"unknown backend {name!r}")
+            for key, name in (("strong", spec.shadow.strong), ("judge", spec.shadow.judge))
+            if name not in names]
 
 
 def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:

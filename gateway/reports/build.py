@@ -33,6 +33,7 @@ from gateway.reports.queries import (
     usage_groups,
 )
 from gateway.reports.render import ReportTable
+from gateway.reports.shadow_cost import shadow_line
 from gateway.reports.tables import Meta, audit_table, cost_table, economics_table, savings_table
 
 KINDS = ("cost", "economics", "savings", "audit")
@@ -114,7 +115,9 @@ async def cost_report(engine: AsyncEngine, period: Period, scope: Scope, by: Dim
                       declared: Sequence[DeclaredGpus] = ()) -> ReportTable:
     async with engine.connect() as conn:
         model = await price(conn, period, scope.now, declared)
-    return cost_table(by.value, breakdown(model, by, scope.tenant_id),
+        shadow = await shadow_line(conn, period) if scope.tenant_id is None else None
+    lines = breakdown(model, by, scope.tenant_id)
+    return cost_table(by.value, [*lines, shadow] if shadow else lines,
                       _priced_meta(period, scope, by, model))
 
 

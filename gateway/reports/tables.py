@@ -9,6 +9,9 @@ from gateway.reports.breakdown import Line, total
 from gateway.reports.cost_model import IDLE
 from gateway.reports.economics import BackendEconomics
 from gateway.reports.render import Cell, Column, Kind, ReportTable
+from gateway.reports.shadow_cost import SHADOW_LINE
+
+TRAILING = (IDLE, SHADOW_LINE)  # lines of no request's own: after the others, in this order
 
 Meta = tuple[tuple[str, str | None], ...]
 
@@ -22,9 +25,10 @@ def _columns(*spec: tuple[str, Kind]) -> tuple[Column, ...]:
 
 
 def _ordered(by: str, lines: Sequence[Line], rank: Callable[[Line], int]) -> list[Line]:
-    """Days read in order; everything else by `rank`; the idle-GPU line always last."""
-    idle = [x for x in lines if x.key == IDLE]
-    rest = [x for x in lines if x.key != IDLE]
+    """Days read in order; everything else by `rank`; the idle-GPU and shadow-judging lines
+    (nobody's traffic) always last."""
+    idle = [x for x in lines if x.key in TRAILING]
+    rest = [x for x in lines if x.key not in TRAILING]
     if by != "day":
         rest.sort(key=lambda x: (rank(x), x.key))
     return rest + idle

@@ -27,6 +27,7 @@ from gateway.routing.failover import Failover, Undelivered, open_stream, whole_r
 from gateway.routing.limits import LimitsResolver
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.seams import AuditSink, Classifier, FleetTracker, PolicySource
+from gateway.routing.shadow import ShadowJudge
 from gateway.routing.streaming import Relay, StreamOutcome
 from gateway.routing.trace import (
     NO_ATTEMPTS,
@@ -83,6 +84,7 @@ class RoutingService:
         audit: AuditSink,
         tracing: Tracing | None = None,
         engine_counter: EngineCounter | None = None,
+        shadow: ShadowJudge | None = None,
     ) -> None:
         self._policy = policy
         self._classifier = classifier
@@ -95,6 +97,7 @@ class RoutingService:
         self._tracing = tracing or Tracing()  # off unless the composition root traces
         self._engine_counter = engine_counter  # backends' own counts, where the policy allows
         self._rotation = itertools.count()
+        self._shadow = shadow  # judges a sample of answers later, off the request path
 
     async def aclose(self) -> None:
         """Waits for every stream end in flight (settle and audit record) to finish: call it
@@ -227,6 +230,8 @@ class RoutingService:
         finished.arrival.spans.settling()
         settlement = await self._settle(finished)
         await self._record(finished, settlement)
+        if self._shadow is not None and finished.error is None and not finished.cancelled:
+            self._shadow.offer(finished)  # judged later, off the request path
         return finished.arrival.spans.settled(
             finished.attempts.backend, finished.usage, settlement.cost_micro_usd,
             finished.error, finished.cancelled, finished.ttft_s)

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 import orjson
 
 from gateway.sim.config import SimConfig
+from gateway.sim.judge import is_rubric, verdict
 from gateway.sim.placeholders import placeholder
 from gateway.sim.protocol import ChatRequest, GenerationOptions
+from gateway.sim.quality import answer_quality, mark
 from gateway.sim.tokenizer import split_pieces
 
 _WORDS = (
@@ -121,4 +123,11 @@ def plan_chat(
         rng = random.Random(answer_seed(config.seed, chat.options.seed, prompt_ids))
         words = "".join(plan_words(rng, rng.randint(3, 8)))
         return _cap(split_pieces(orjson.dumps({"answer": words}).decode()), max_tokens)
-    return plan_text(config, chat.options, prompt_ids, max_tokens)
+    question = next((text for role, text in reversed(chat.turns) if role == "user"), "")
+    if config.judge and is_rubric(question):
+        return _cap(split_pieces(verdict(question)), max_tokens)
+    plan = plan_text(config, chat.options, prompt_ids, max_tokens)
+    if config.quality_tier is None:
+        return plan
+    quality = answer_quality(question, config.quality_tier)
+    return _cap([*split_pieces(mark(quality)), *plan.pieces], max_tokens)

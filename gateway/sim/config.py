@@ -57,6 +57,12 @@ class SimConfig:
     embedding_dim: int = 64
     vocab_size: int = 128256
     seed: int = 0
+    # Answer quality (quality.py): chat answers start with a `[sim-quality q]` mark whose q
+    # depends on the prompt and this tier. None: plain filler, as before.
+    quality_tier: int | None = None
+    # A judge (judge.py): a chat request holding a rubric's two answers is answered with
+    # their scores as JSON instead of filler.
+    judge: bool = False
 
     def __post_init__(self) -> None:
         positive = {
@@ -83,6 +89,8 @@ class SimConfig:
             raise ValueError("SimConfig step times and time_scale must be >= 0")
         if self.context_overflow not in ("cap", "reject"):
             raise ValueError("SimConfig.context_overflow must be 'cap' or 'reject'")
+        if self.quality_tier is not None and self.quality_tier < 0:
+            raise ValueError("SimConfig.quality_tier must be >= 0")
         if self.output_tokens_max < self.output_tokens_min:
             raise ValueError("SimConfig.output_tokens_max must be >= output_tokens_min")
         # Real vLLM refuses to start when one max-length request cannot fit in the KV cache;

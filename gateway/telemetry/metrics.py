@@ -65,6 +65,10 @@ class GatewayMetrics:
         the shared budget store (read when scraped)."""
         self._watch(NumbersCollector(read, LEASE_COUNTERS))
 
+    def watch_shadow(self, read: Callable[[], Mapping[str, int]]) -> None:
+        """Publish shadow judging's counters and queue depth (read when scraped)."""
+        self._watch(NumbersCollector(read, SHADOW_COUNTERS, SHADOW_GAUGES))
+
     def _watch(self, collector: Collector) -> None:
         if self._bridge is not None:
             self._bridge.add(collector)
@@ -118,6 +122,24 @@ AUDIT_GAUGES = {
     "spool_rows": ("gateway_audit_spool_rows", "Audit rows in the spool, awaiting replay"),
     "spool_bytes": ("gateway_audit_spool_bytes", "Size of the audit spool"),
     "alarm": ("gateway_audit_alarm", "1 while audit rows are at risk (readiness fails)"),
+}
+
+
+SHADOW_COUNTERS = {
+    "queued": ("gateway_shadow_jobs_queued", "Requests queued for shadow judging"),
+    "dropped_queue_full": ("gateway_shadow_jobs_dropped",
+                           "Requests sampled for shadow judging but dropped: the queue was full"),
+    "skipped_not_allowed": ("gateway_shadow_jobs_not_allowed",
+                            "Shadow jobs skipped: the policy would not allow the request on "
+                            "the strong or judge backend"),
+    "skipped_budget": ("gateway_shadow_jobs_over_budget",
+                       "Shadow jobs skipped: the day's shadow budget was spent"),
+    "judged": ("gateway_shadow_judgements", "Shadow judgements stored"),
+    "failed": ("gateway_shadow_failures", "Shadow judgements whose calls or verdict failed"),
+}
+
+SHADOW_GAUGES = {
+    "queue": ("gateway_shadow_queue", "Shadow jobs waiting"),
 }
 
 

@@ -11,7 +11,7 @@ latencies are the new policy's priors.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from gateway.audit.records import Row
@@ -109,8 +109,10 @@ class Replayer:
     """Feeds rows through decide() under one policy, caching outcomes by feature key (see
     replay_features.py; `max_cached=0` decides every row on its own)."""
 
-    def __init__(self, policy: PolicySet, max_cached: int = MAX_CACHED) -> None:
+    def __init__(self, policy: PolicySet, max_cached: int = MAX_CACHED,
+                 observer: Callable[[Row, str], None] | None = None) -> None:
         self._policy = policy
+        self._observer = observer  # sees each replayed row with the backend it would get
         self._keys = FeatureKeys(policy)
         self._max_cached = max_cached
         # features → outcome per rotation tried (rotation 0 always; others on demand)
@@ -148,6 +150,8 @@ class Replayer:
                          bool(row["sensitivity"]))
             return
         backend = self._policy.backends[outcome.backend]
+        if self._observer is not None:
+            self._observer(row, outcome.backend)
         if before:
             self._load.add(BEFORE, before, row)
         self._load.add(AFTER, outcome.backend, row)
