@@ -7,7 +7,9 @@ Nothing here is re-validated or re-parsed per request: lookups are dict hits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from gateway.policy.capacity import TelemetryPolicy
 from gateway.policy.rules import Rule
@@ -20,6 +22,7 @@ from gateway.types import (
     Backend,
     Endpoint,
     PricePerMTok,
+    Profile,
     RouteRequest,
     TenantContext,
     TenantDetector,
@@ -42,6 +45,20 @@ class Baseline:
     price: PricePerMTok
 
 
+class Profiler(Protocol):
+    """What profiles a request (classify/'s RequestClassifier), as far as the policy cares."""
+
+    async def profile(
+        self,
+        request: RouteRequest,
+        thresholds: Sequence[int] = (),
+        *,
+        detectors: tuple[TenantDetector, ...] = (),
+        other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
+        min_confidence: float = 0.0,
+    ) -> Profile: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RequestPolicy:
     """What the policy says about one kind of request (tenant, model, endpoint, tags,
@@ -58,6 +75,16 @@ class RequestPolicy:
     token_thresholds: tuple[int, ...]
     other_encodings: tuple[tuple[str, tuple[int, ...]], ...]
     known_model: bool  # a pool or backend the policy defines (kept as sent in the audit row)
+
+    async def classify(self, profiler: Profiler, request: RouteRequest) -> Profile:
+        """Step 1 under this policy: tokens (exact only near the thresholds where the route
+        changes, in every encoding the pool counts in), complexity, and what the tenant's
+        detectors find. The live path, explain and the tools all classify here."""
+        tenant = self.tenant
+        return await profiler.profile(
+            request, self.token_thresholds, detectors=tenant.detectors,
+            other_encodings=self.other_encodings, min_confidence=tenant.min_confidence,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,6 @@ from gateway.errors import GatewayError, InternalError
 from gateway.policy.engine import decide_for
 from gateway.routing.audit_labels import audit_labels
 from gateway.routing.budgeting import Admitted, BudgetGate, worst_case
-from gateway.routing.classification import classify
 from gateway.routing.content_capture import capture
 from gateway.routing.engine_counts import EngineCounter, with_engine_counts
 from gateway.routing.failover import Failover, Undelivered, open_stream, whole_reply
@@ -117,8 +116,8 @@ class RoutingService:
         # One policy for the whole request, even across a reload.
         arrival = Arrival(tenant, request, self._policy.current.for_request(tenant, request),
                           started_s, spans)
-        profile = spans.classified(await classify(  # 1 classify
-            self._classifier, arrival.plan, request))
+        profile = spans.classified(await arrival.plan.classify(  # 1 classify
+            self._classifier, request))
         profile = await with_engine_counts(profile, request, arrival.plan, self._engine_counter)
         route: Route | None = None
         admitted: Admitted | None = None

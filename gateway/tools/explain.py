@@ -14,7 +14,6 @@ from gateway.classify.profiler import RequestClassifier
 from gateway.errors import GatewayError
 from gateway.policy.engine import decide_for
 from gateway.policy.loader import PolicySet
-from gateway.routing.classification import classify
 from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext, TenantDetector
 
 
@@ -26,7 +25,7 @@ async def explain(
     fleet: FleetSnapshot | None = None,
 ) -> dict[str, Any]:
     plan = policy.for_request(tenant, request)
-    profile = await classify(classifier, plan, request)
+    profile = await plan.classify(classifier, request)
     described = describe_profile(profile)
     described["allowed"] = await _allowed_findings(classifier, request, plan.tenant.detectors,
                                                    profile)
