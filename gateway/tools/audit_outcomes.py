@@ -19,8 +19,8 @@ from statistics import fmean
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.audit.outcomes import OutcomeRepository, StoredOutcome
-from gateway.tools.router_fit import JudgedPrompt
 from gateway.db.outcome_tables import FEEDBACK, SHADOW
+from gateway.tools.router_fit import JudgedPrompt
 
 
 @dataclass(frozen=True, slots=True)
