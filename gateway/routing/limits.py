@@ -25,6 +25,9 @@ STALE_RETRY_S = 2.0  # while the database is down, last known limits serve this 
 NO_TENANT_SPEC = TenantSpec()
 # The tenant scope is always present, limited or not: spend is counted for usage reports.
 UNLIMITED_TENANT = (ScopeLimits("tenant"),)
+NO_OVERRIDES: dict[str, ScopeSpec] = {}  # shared, never written: what no database returns
+MAX_BUILT = 10_000  # (tenant, key, tags) combinations remembered; forgotten all at once
+_Who = tuple[str, str | None, tuple[str, ...]]
 
 
 def budget_limits(spec: BudgetSpec | None) -> BudgetLimits | None:
@@ -74,6 +77,11 @@ class LimitsResolver:
         self._ttl_s = ttl_s
         self._clock = clock
         self._cache: dict[str, tuple[float, dict[str, ScopeSpec]]] = {}
+        # (tenant, key, tags) → the scopes last built for them and the specs they were built
+        # from: specs are frozen and an overrides dict is never changed once cached, so while
+        # both are the same objects the scopes are too, and a request skips rebuilding them.
+        self._built: dict[_Who, tuple[TenantSpec, dict[str, ScopeSpec],
+                                      tuple[ScopeLimits, ...]]] = {}
 
     def invalidate(self, tenant_id: str) -> None:
         self._cache.pop(tenant_id, None)
@@ -85,6 +93,19 @@ class LimitsResolver:
         overrides = await self._overrides(tenant.tenant_id)
         if not overrides and spec is NO_TENANT_SPEC:
             return UNLIMITED_TENANT  # the common embedded case: nothing to look up
+        who = (tenant.tenant_id, tenant.key_id, tags)
+        built = self._built.get(who)
+        if built is not None and built[0] is spec and built[1] is overrides:
+            return built[2]
+        found = self._build(spec, overrides, tenant, tags)
+        if len(self._built) > MAX_BUILT:
+            self._built.clear()
+        self._built[who] = (spec, overrides, found)
+        return found
+
+    @staticmethod
+    def _build(spec: TenantSpec, overrides: dict[str, ScopeSpec], tenant: TenantContext,
+               tags: tuple[str, ...]) -> tuple[ScopeLimits, ...]:
         found = [
             scope_limits("tenant", overrides.get("tenant") or ScopeSpec(
                 budget=spec.budget, limits=spec.limits
@@ -103,7 +124,7 @@ class LimitsResolver:
 
     async def _overrides(self, tenant_id: str) -> dict[str, ScopeSpec]:
         if self._load is None:
-            return {}
+            return NO_OVERRIDES
         now = self._clock()
         cached = self._cache.get(tenant_id)
         if cached is not None and cached[0] > now:
