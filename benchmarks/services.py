@@ -220,6 +220,10 @@ class GatewaySetup:
             # key by env var, as a real one does; the mock ignores it.
             BENCH_FRONTIER_API_KEY="bench-not-a-secret",
         )
+        # The gateway measured is this checkout's, whatever the interpreter has installed
+        # (an editable install of another worktree would otherwise be imported instead).
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(BENCH_DIR.parent), os.environ.get("PYTHONPATH")) if p)
         if budgets is not None and budgets.redis_url:
             env["GATEWAY_REDIS_URL"] = budgets.redis_url
             if budgets.lease_s is not None:
