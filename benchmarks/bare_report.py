@@ -114,7 +114,7 @@ def level_rows(outcomes: Sequence[Outcome], workers: int) -> list[list[str]]:
     return rows
 
 
-TARGET_HEADERS = ("target (issue 18)", "bare proxy", "gateway", "measured", "limit", "")
+TARGET_HEADERS = ("target (issue 18)", "bare proxy", "gateway", "measured", "limit", "verdict")
 
 
 def _verdict(ok: bool | None) -> str:
@@ -157,3 +157,22 @@ def target_workers(workers: Sequence[int]) -> int:
     """The gateway the targets are read on: 1 worker (one process, like the bare proxy)
     when it was measured, else the first configuration."""
     return 1 if 1 in workers else workers[0]
+
+
+def bare_tables(
+    outcomes: Sequence[Outcome], workers: Sequence[int]
+) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
+    """(title, headers, rows): per level for each gateway configuration, then the targets."""
+    tables = []
+    for w in workers:
+        rows = level_rows(outcomes, w)
+        if rows:
+            plural = "s" if w != 1 else ""
+            tables.append((f"Bare proxy (1 process) vs gateway ({w} worker{plural}), "
+                           "medians of the repeats", LEVEL_HEADERS, rows))
+    w = target_workers(workers)
+    rows = target_rows(outcomes, w)
+    if rows:
+        tables.append((f"Against the targets (gateway with {w} worker{'s' if w != 1 else ''}, "
+                       "same run as the bare proxy)", TARGET_HEADERS, rows))
+    return tables

@@ -32,13 +32,7 @@ from types import FrameType
 import anthropic_path
 import orjson
 import responses_path
-from bare_report import (
-    LEVEL_HEADERS,
-    TARGET_HEADERS,
-    level_rows,
-    target_rows,
-    target_workers,
-)
+from bare_report import bare_tables
 from load_result import LoadResult, describe
 from loadgen import LoadPlan, Probe, Target, run_load
 from machine import Machine, describe_machine
@@ -375,8 +369,8 @@ def report(
             print(render_text(headers, rows))
     for note in error_notes(outcomes):
         print(f"gateway errors: {note}")
-    bare_tables = _bare_tables(options, outcomes)
-    for title, headers, rows in bare_tables:
+    bare = bare_tables(outcomes, options.workers) if options.bare else []
+    for title, headers, rows in bare:
         print(f"\n{title}:\n")
         print(render_text(headers, rows))
     claude = [r for r in path_runs if isinstance(r, anthropic_path.PathRun)]
@@ -397,7 +391,7 @@ def report(
             stream_interval_ms=STREAM_INTERVAL_MS,
         )
         section = markdown_section(info, outcomes, workers)
-        for title, headers, rows in bare_tables:
+        for title, headers, rows in bare:
             section += f"\n### {title}\n\n{render_markdown(headers, rows)}\n"
         if claude:
             section += "\n\n" + anthropic_path.report_markdown(claude)
@@ -408,27 +402,6 @@ def report(
         if options.markdown_out:
             options.markdown_out.write_text(section + "\n")
             print(f"\nmarkdown section written to {options.markdown_out}")
-
-
-def _bare_tables(
-    options: Options, outcomes: list[Outcome]
-) -> list[tuple[str, tuple[str, ...], list[list[str]]]]:
-    """Per level and against issue 18's targets: the gateway beside the bare proxy."""
-    if not options.bare:
-        return []
-    tables = []
-    for w in options.workers:
-        rows = level_rows(outcomes, w)
-        if rows:
-            plural = "s" if w != 1 else ""
-            tables.append((f"Bare proxy (1 process) vs gateway ({w} worker{plural}), "
-                           "medians of the repeats", LEVEL_HEADERS, rows))
-    w = target_workers(options.workers)
-    rows = target_rows(outcomes, w)
-    if rows:
-        tables.append((f"Against the targets (gateway with {w} worker{'s' if w != 1 else ''}, "
-                       "same run as the bare proxy)", TARGET_HEADERS, rows))
-    return tables
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
