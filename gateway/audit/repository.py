@@ -30,8 +30,12 @@ from gateway.db.audit_tables import (
 from gateway.db.deployment_tables import audit_token_sizes, backend_load_minutes
 
 
-def _insert(dialect: str, table: Any) -> Any:
+def dialect_insert(conn: AsyncConnection, table: Any) -> Any:
     """INSERT with ON CONFLICT support for whichever database this is."""
+    return _insert(conn.dialect.name, table)
+
+
+def _insert(dialect: str, table: Any) -> Any:
     if dialect == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)
