@@ -1,11 +1,19 @@
 """What the gateway adds over calling the upstream directly: req/s, added p50/p99 latency, gateway
 CPU per request and added streaming time to first token, measured on 127.0.0.1 only.
 
-`--budgets` gives the benchmark tenant a budget and rpm/tpm limits it never reaches, so every
-request is reserved and settled against them (`--redis-url`: in Redis, as replicas share it);
-compare its req/s with a run without. `--anthropic` and `--responses` add, at concurrency 1,
-the price of the Anthropic upstream path and of the Responses API front door against the plain
-chat path through the same gateway.
+The headline configuration (`--policy realistic`, the default) is what a deployment runs:
+benchmarks/policies/realistic.yaml (three rules on sensitivity and complexity, prices, a
+baseline, a tenant budget and rate limits, so every request is classified, reserved and
+settled), audit on. Beside it, interleaved per load level in the same run, the thinnest Python
+pass-through proxy (benchmarks/bare_proxy.py) is measured as the reference, and issue 18's
+targets are read as ratios to it (`--no-bare` leaves it out).
+
+`--policy minimal` is the one-backend policy of earlier runs, where `--budgets` gives the
+benchmark tenant a budget and rpm/tpm limits it never reaches, so every request is reserved
+and settled against them; compare its req/s with a run without. `--redis-url` keeps budgets in
+Redis, as replicas share them (either policy). `--anthropic` and `--responses` add, at
+concurrency 1, the price of the Anthropic upstream path and of the Responses API front door
+against the plain chat path through the same gateway.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from types import FrameType
 import anthropic_path
 import orjson
 import responses_path
-from load_result import describe
+from bare_report import bare_tables
+from load_result import LoadResult, describe
 from loadgen import LoadPlan, Probe, Target, run_load
 from machine import Machine, describe_machine
 from overhead_report import (
@@ -48,11 +57,13 @@ from services import (
     forget_budget_keys,
     free_port,
     http_call,
+    start_bare_proxy,
     start_mock,
 )
-from tables import render_text
+from tables import render_markdown, render_text
 
 POLICY_PATH = BENCH_DIR / "overhead-policy.yaml"
+REALISTIC_POLICY = BENCH_DIR / "policies" / "realistic.yaml"
 STREAM_TOKENS = 32
 STREAM_INTERVAL_MS = 10.0
 PER_RUN_SETUP_S = 0.5  # spawning the load generator and connecting, for the time estimate
@@ -74,16 +85,20 @@ class Options:
     anthropic: bool = False
     responses: bool = False
     budgets: Budgets | None = None
+    realistic: bool = True
+    bare: bool = True
 
     @property
     def budgets_label(self) -> str:
+        policy = "realistic policy" if self.realistic else "minimal policy"
         if self.budgets is None:
-            return "budgets off"
-        return f"budgets on ({self.budgets.store} store)"
+            return f"{policy}, budgets off"
+        return f"{policy}, budgets on ({self.budgets.store} store)"
 
     @property
     def planned_s(self) -> float:
-        runs = 2 * self.repeats * len(self.levels) * len(self.workers)
+        sides = 3 if self.bare else 2
+        runs = sides * self.repeats * len(self.levels) * len(self.workers)
         if self.anthropic:
             runs += 2 * self.repeats * len(anthropic_path.LEVELS) * len(self.workers)
         if self.responses:
@@ -117,9 +132,19 @@ def parse_args(argv: list[str]) -> Options:
         "the chat path through the same gateway and mock, at concurrency 1",
     )
     parser.add_argument(
+        "--policy", choices=("realistic", "minimal"), default="realistic",
+        help="realistic (default): benchmarks/policies/realistic.yaml, rules, prices, baseline, "
+        "budgets and limits; minimal: one backend, no rules, budgets only with --budgets",
+    )
+    parser.add_argument(
+        "--no-bare", action="store_true",
+        help="do not measure the bare pass-through proxy (benchmarks/bare_proxy.py) beside "
+        "the gateway",
+    )
+    parser.add_argument(
         "--budgets", action="store_true",
-        help="give the tenant a budget and rpm/tpm limits high enough never to refuse: every "
-        "request is then admitted against them and settled",
+        help="with --policy minimal: give the tenant a budget and rpm/tpm limits high enough "
+        "never to refuse: every request is then admitted against them and settled",
     )
     parser.add_argument(
         "--redis-url", default=None,
@@ -132,8 +157,13 @@ def parse_args(argv: list[str]) -> Options:
         "admit and per settle; default: the gateway's leases)",
     )
     args = parser.parse_args(argv)
-    if args.redis_url and not args.budgets:
-        parser.error("--redis-url needs --budgets")
+    realistic = args.policy == "realistic"
+    if args.budgets and realistic:
+        parser.error("--budgets is for --policy minimal (the realistic policy has its own)")
+    if args.redis_url and not (args.budgets or realistic):
+        parser.error("--redis-url needs --budgets or the realistic policy")
+    if args.anthropic and realistic:
+        parser.error("--anthropic needs --policy minimal (its mock Anthropic backend)")
     if args.budget_lease_s is not None and not args.redis_url:
         parser.error("--budget-lease-s needs --redis-url")
     levels = [Level(False, c) for c in dict.fromkeys(args.concurrency)]
@@ -149,7 +179,10 @@ def parse_args(argv: list[str]) -> Options:
         markdown_out=args.markdown_out,
         anthropic=args.anthropic,
         responses=args.responses,
-        budgets=Budgets(args.redis_url, args.budget_lease_s) if args.budgets else None,
+        budgets=Budgets(args.redis_url, args.budget_lease_s)
+        if args.budgets or realistic else None,
+        realistic=realistic,
+        bare=not args.no_bare,
     )
     problem = _out_of_bounds(options)
     if problem:
@@ -211,6 +244,8 @@ class Rig:
     gateway_port: int
     key: str
     probe: Probe  # gateway, mock and machine CPU, read at the edges of each gateway window
+    bare_port: int | None = None
+    bare_probe: Probe | None = None  # the same readings with the bare proxy in the first place
 
 
 def measure_level(level: Level, options: Options, rig: Rig) -> tuple[Pair, ...]:
@@ -221,18 +256,30 @@ def measure_level(level: Level, options: Options, rig: Rig) -> tuple[Pair, ...]:
         c, processes = level.concurrency, options.processes
         return LoadPlan(target, c, options.duration_s, options.warmup_s, processes)
 
+    def bare() -> LoadResult | None:
+        if rig.bare_port is None:
+            return None
+        # The same request and key as the gateway's: the proxy relays both to the mock.
+        target = Target.chat(LOOPBACK, rig.bare_port, "mock-model", level.stream,
+                             api_key=rig.key)
+        return run_load(plan(target), rig.bare_probe)
+
     pairs = []
     for repeat in range(options.repeats):
-        # Alternate which side goes first so slow drift in the machine does not favour one.
+        # Alternate the order so slow drift in the machine favours no side.
         if repeat % 2 == 0:
             d = run_load(plan(direct))
+            b = bare()
             g = run_load(plan(via_gateway), rig.probe)
         else:
             g = run_load(plan(via_gateway), rig.probe)
+            b = bare()
             d = run_load(plan(direct))
         _progress(f"  {level.mode} direct   {describe(d)}")
+        if b is not None:
+            _progress(f"  {level.mode} bare     {describe(b)}")
         _progress(f"  {level.mode} gateway  {describe(g)}")
-        pairs.append(Pair(direct=d, gateway=g))
+        pairs.append(Pair(direct=d, gateway=g, bare=b))
     return tuple(pairs)
 
 
@@ -252,7 +299,16 @@ def run(options: Options) -> tuple[list[Outcome], PathRuns]:
         mock = stack.enter_context(
             start_mock(mock_port, work_dir, STREAM_TOKENS, STREAM_INTERVAL_MS)
         )
-        setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port, options.budgets)
+        if options.realistic:
+            setup = GatewaySetup.create(work_dir, work_dir / "realistic.yaml", mock_port,
+                                        options.budgets, template=REALISTIC_POLICY)
+        else:
+            setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port, options.budgets)
+        bare_port = bare_probe = None
+        if options.bare:
+            bare_port = free_port()
+            bare_proxy = stack.enter_context(start_bare_proxy(bare_port, mock_port, work_dir))
+            bare_probe = rig_cpu_probe(bare_proxy.pid, mock.pid)
         key = setup.create_key("bench")
         budgets = options.budgets
         if budgets is not None and budgets.redis_url:
@@ -262,7 +318,9 @@ def run(options: Options) -> tuple[list[Outcome], PathRuns]:
                 f"deleted {forget_budget_keys(redis_url, tenant_id)} budget keys from Redis"
             ))
         _progress(
-            f"mock upstream on :{mock_port}; tenant key created; {options.budgets_label}; "
+            f"mock upstream on :{mock_port}; "
+            + (f"bare proxy on :{bare_port}; " if bare_port else "")
+            + f"tenant key created; {options.budgets_label}; "
             f"plan ≈ {options.planned_s:.0f} s of measurement"
         )
         for w in options.workers:
@@ -271,7 +329,7 @@ def run(options: Options) -> tuple[list[Outcome], PathRuns]:
                 backend = check_gateway(gateway_port, key, budgets=budgets)
                 _progress(f"gateway ({w} workers) on :{gateway_port}, routes to {backend}")
                 probe = rig_cpu_probe(gateway.pid, mock.pid)
-                rig = Rig(mock_port, gateway_port, key, probe)
+                rig = Rig(mock_port, gateway_port, key, probe, bare_port, bare_probe)
                 for level in options.levels:
                     outcomes.append(Outcome(w, level, measure_level(level, options, rig)))
                 if options.anthropic:
@@ -311,6 +369,10 @@ def report(
             print(render_text(headers, rows))
     for note in error_notes(outcomes):
         print(f"gateway errors: {note}")
+    bare = bare_tables(outcomes, options.workers) if options.bare else []
+    for title, headers, rows in bare:
+        print(f"\n{title}:\n")
+        print(render_text(headers, rows))
     claude = [r for r in path_runs if isinstance(r, anthropic_path.PathRun)]
     responses = [r for r in path_runs if isinstance(r, responses_path.PathRun)]
     if claude:
@@ -329,6 +391,8 @@ def report(
             stream_interval_ms=STREAM_INTERVAL_MS,
         )
         section = markdown_section(info, outcomes, workers)
+        for title, headers, rows in bare:
+            section += f"\n### {title}\n\n{render_markdown(headers, rows)}\n"
         if claude:
             section += "\n\n" + anthropic_path.report_markdown(claude)
         if responses:

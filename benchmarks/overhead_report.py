@@ -28,10 +28,12 @@ class Level:
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """One repeat of a level: direct and gateway measured back to back."""
+    """One repeat of a level: direct, the bare proxy (when measured) and the gateway, back to
+    back."""
 
     direct: LoadResult
     gateway: LoadResult
+    bare: LoadResult | None = None
 
     def _gateway_cpu_s(self) -> float | None:
         delta = self.gateway.probe_delta

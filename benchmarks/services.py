@@ -23,6 +23,7 @@ STOP_GRACE_S = 10.0
 READY_TIMEOUT_S = 60.0
 CLI_TIMEOUT_S = 120.0
 ADMIN_KEY = "overhead-benchmark-admin"
+MOCK_PORT = "@MOCK_PORT@"  # in a policy template: the mock upstream's port
 LOG_TAIL_CHARS = 3000
 
 # Loopback only: never let an inherited proxy setting send benchmark traffic anywhere else.
@@ -158,6 +159,19 @@ def start_mock(port: int, log_dir: Path, stream_tokens: int, stream_interval_ms:
     return service
 
 
+def start_bare_proxy(port: int, upstream_port: int, log_dir: Path) -> Service:
+    """benchmarks/bare_proxy.py in front of the mock: the same-run reference."""
+    argv = [sys.executable, str(BENCH_DIR / "bare_proxy.py"), "--port", str(port),
+            "--upstream", f"http://{LOOPBACK}:{upstream_port}"]
+    service = Service("bare proxy", argv, log_dir / "bare-proxy.log", dict(os.environ))
+    try:
+        service.wait_ready(port, "/health", timeout_s=20.0)
+    except BaseException:
+        service.stop()
+        raise
+    return service
+
+
 @dataclass(frozen=True, slots=True)
 class Budgets:
     """Budgets and rate limits for the benchmark tenant, sized never to refuse: what is
@@ -184,9 +198,15 @@ class GatewaySetup:
 
     @classmethod
     def create(
-        cls, work_dir: Path, policy_path: Path, mock_port: int, budgets: Budgets | None = None
+        cls, work_dir: Path, policy_path: Path, mock_port: int, budgets: Budgets | None = None,
+        template: Path | None = None,
     ) -> GatewaySetup:
-        policy_path.write_text(_policy_yaml(mock_port, budgets))
+        """`template`: a policy file naming the mock's port `@MOCK_PORT@` (its own tenants and
+        budgets); without it, the minimal one-backend policy, with `budgets` if given."""
+        if template is not None:
+            policy_path.write_text(template.read_text().replace(MOCK_PORT, str(mock_port)))
+        else:
+            policy_path.write_text(_policy_yaml(mock_port, budgets))
         # Only the settings chosen here: an exported GATEWAY_REDIS_URL (say) must not change
         # what a run measures without saying so.
         env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
@@ -196,7 +216,14 @@ class GatewaySetup:
             GATEWAY_LOG_LEVEL="warning",
             NO_PROXY="127.0.0.1,localhost",
             no_proxy="127.0.0.1,localhost",
+            # The realistic policy's external backend (the mock again, on loopback) names its
+            # key by env var, as a real one does; the mock ignores it.
+            BENCH_FRONTIER_API_KEY="bench-not-a-secret",
         )
+        # The gateway measured is this checkout's, whatever the interpreter has installed
+        # (an editable install of another worktree would otherwise be imported instead).
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(BENCH_DIR.parent), os.environ.get("PYTHONPATH")) if p)
         if budgets is not None and budgets.redis_url:
             env["GATEWAY_REDIS_URL"] = budgets.redis_url
             if budgets.lease_s is not None:

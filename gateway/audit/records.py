@@ -19,7 +19,7 @@ import os
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +27,7 @@ import orjson
 from sqlalchemy import JSON, BigInteger, Float, Integer, SmallInteger, String
 
 from gateway.db.audit_tables import audit_log
-from gateway.types import AuditEvent
+from gateway.types import AuditEvent, PredictionNote
 
 Row = dict[str, Any]
 
@@ -76,7 +76,7 @@ def event_row(event: AuditEvent) -> Row:
         }
         if note.prediction is not None:
             # What the predicted TTFT (predicted_ttft_s) was computed from.
-            trace["telemetry"]["prediction"] = asdict(note.prediction)
+            trace["telemetry"]["prediction"] = _prediction_fields(note.prediction)
     if event.slo_miss is not None:
         trace["slo_miss"] = event.slo_miss  # the rule's TTFT target could not be promised
     if event.sensitive_types:
@@ -130,6 +130,14 @@ def event_row(event: AuditEvent) -> Row:
         row[CONTENT] = {"prompt": fit_text(event.content.prompt),
                         "response": fit_text(event.content.response)}
     return row
+
+
+def _prediction_fields(note: PredictionNote) -> dict[str, Any]:
+    """`asdict` of a flat record of scalars, without its recursive deep copy (~10 µs a row)."""
+    return {name: getattr(note, name) for name in _PREDICTION_FIELDS}
+
+
+_PREDICTION_FIELDS = tuple(f.name for f in fields(PredictionNote))
 
 
 def fit_row(row: Row) -> Row:

@@ -85,6 +85,10 @@ class TaskModel:
             rows.append(self._dense[MCQ_FEATURE])
         dense = self._dense
         for name, value in features.dense.items():
+            # Most dense features are 0 for a given prompt (no code, no options...): a row of
+            # zeros changes no sum, and skipping it saves a list per feature and task type.
+            if not value:
+                continue
             weights = dense.get(name)
             if weights is not None:
                 rows.append([w * value for w in weights])

@@ -3,10 +3,12 @@ as it is (so the row hashed is the row stored)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import orjson
 
 from gateway.audit.records import CONTENT, Chain, event_row, fit_text, row_hash
-from gateway.types import AuditContent, Rejection
+from gateway.types import AuditContent, PredictionNote, Rejection, TelemetryNote
 from tests.support.audit_events import make_event
 
 
@@ -60,3 +62,11 @@ def test_the_task_type_rides_in_the_trace_so_older_rows_hash_as_before() -> None
     with_task = event_row(make_event(request_id="r-1", task="code"))
     assert with_task["trace"]["task"] == "code"
     assert row_hash(with_task) != row_hash(without)
+
+
+def test_the_ttft_prediction_is_recorded_field_by_field_in_declaration_order() -> None:
+    note = PredictionNote(source="learned", ttft_s=0.012, wait_s=0.003,
+                          prefill_tokens_ahead=120, requests_ahead=2, running=5, samples=40)
+    row = event_row(make_event(telemetry=TelemetryNote(running=5, prediction=note)))
+    recorded = row["trace"]["telemetry"]["prediction"]
+    assert recorded == asdict(note) and list(recorded) == list(asdict(note))

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.classify.detectors.literals import literal_set
+from gateway.classify.detectors.textview import FIND_BUDGET, make_view
 
 
 def find_all(haystack: bytes, keywords: tuple[bytes, ...]) -> list[int]:
@@ -53,3 +54,21 @@ def test_scans_from_many_threads_at_once_stay_correct() -> None:
 def test_an_empty_keyword_is_refused() -> None:
     with pytest.raises(ValueError, match="non-empty"):
         literal_set((b"a", b""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text("ab my-u.()$\\N", max_size=1200),
+       keywords=st.lists(KEYWORD, min_size=1, max_size=5, unique=True).map(tuple))
+def test_a_view_finds_the_same_offsets_on_short_and_long_texts(
+    text: str, keywords: tuple[bytes, ...]
+) -> None:
+    # Short texts take bytes.find, long ones Hyperscan: the offsets must not depend on which.
+    view = make_view(text)
+    assert view.occurrences(*keywords) == literal_set(keywords).starts(view.lower)
+
+
+def test_both_sides_of_the_find_budget_are_exercised() -> None:
+    short, long = make_view("my " * 10), make_view("my " * (FIND_BUDGET // 2))
+    assert len(short.lower) <= FIND_BUDGET < len(long.lower)
+    assert short.occurrences(b"my ", b"y ") == literal_set((b"my ", b"y ")).starts(short.lower)
+    assert long.occurrences(b"my ") == list(range(0, len(long.lower), 3))
