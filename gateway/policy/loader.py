@@ -36,6 +36,8 @@ from gateway.policy.validation import semantic_problems
 from gateway.secret_files import SecretFileError, read_secret_file
 from gateway.types import Backend, PricePerMTok, TenantDetector, Zone
 
+ROUTER_FILE = "router.json"  # what `gateway router fit --out DIR` writes into DIR
+
 # (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
 # a commercial API adds network and queueing.
 ZONE_LATENCY_PRIORS = {"self_hosted": (0.15, 0.02), "external": (0.6, 0.025)}
@@ -74,6 +76,21 @@ class Baseline:
 
 
 @dataclass(frozen=True, slots=True)
+class Routers:
+    """Which fitted router (a `gateway router fit` directory) scores a request's complexity:
+    the tenant's, else the model group's, else none (the shipped model)."""
+
+    by_tenant: Mapping[str, Path] = field(default_factory=dict)
+    by_model: Mapping[str, Path] = field(default_factory=dict)
+
+    def choose(self, tenant: str, model: str) -> Path | None:
+        return self.by_tenant.get(tenant) or self.by_model.get(model)
+
+    def directories(self) -> frozenset[Path]:
+        return frozenset((*self.by_tenant.values(), *self.by_model.values()))
+
+
+@dataclass(frozen=True, slots=True)
 class PolicySet:
     """The runtime form the router reads: lookups are dict hits, nothing is re-validated."""
 
@@ -89,6 +106,7 @@ class PolicySet:
     detectors: dict[str, tuple[TenantDetector, ...]] = field(default_factory=dict)
     default_min_confidence: float = 0.0  # sensitivity.min_confidence
     default_detectors: tuple[TenantDetector, ...] = ()  # sensitivity.allow, for every tenant
+    routers: Routers = field(default_factory=Routers)  # `router:` directories
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -194,6 +212,7 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
             for loc, message in semantic
         ])
     keys, unreadable = read_key_files(spec)
+    unreadable += missing_routers(spec)
     if unreadable:
         raise PolicyError([
             PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
@@ -217,6 +236,19 @@ def read_key_files(
             except SecretFileError as exc:
                 problems.append((("backends", i, "api_key_file"), str(exc)))
     return keys, problems
+
+
+def missing_routers(spec: PolicyFile) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every `router:` directory must hold a router file now; its contents are checked where
+    it is loaded (classify/), and a router that fails there keeps the one in force."""
+    named: list[tuple[tuple[str | int, ...], str]] = [
+        (("tenants", name, "router"), t.router) for name, t in spec.tenants.items()
+        if t.router is not None
+    ]
+    named += [(("models", name, "router"), m.router) for name, m in spec.models.items()
+              if isinstance(m, ModelPoolSpec) and m.router is not None]
+    return [(loc, f"no {ROUTER_FILE} in {directory} (write one with `gateway router fit`)")
+            for loc, directory in named if not (Path(directory) / ROUTER_FILE).is_file()]
 
 
 def compile_policy(
@@ -247,6 +279,11 @@ def compile_policy(
         },
         spec.sensitivity.min_confidence,
         _allowed(spec.sensitivity.allow),
+        Routers(
+            {name: Path(t.router) for name, t in spec.tenants.items() if t.router},
+            {name: Path(m.router) for name, m in spec.models.items()
+             if isinstance(m, ModelPoolSpec) and m.router},
+        ),
     )
 
 

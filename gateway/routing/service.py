@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from gateway.audit.writer import AuditWriter
 from gateway.budget.limits import Reservation
 from gateway.budget.pricing import cost_micro_usd, effective_price, format_usd
+from gateway.classify.complexity import DEFAULT_THRESHOLDS
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.redaction import RedactionMap
+from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError, InternalError
 from gateway.policy.capacity import kv_need_tokens
 from gateway.policy.engine import decide
@@ -78,9 +80,14 @@ class RoutingService:
         audit: AuditWriter,
         tracing: Tracing | None = None,
         engine_counter: EngineCounter | None = None,
+        routers: FittedRouters | None = None,
     ) -> None:
         self._policy = policy
         self._classifier = classifier
+        # The policy's `router:` directories, loaded now and again with each reload.
+        self._routers = routers or FittedRouters()
+        self._routers.refresh(policy.current.routers.directories())
+        policy.subscribe(lambda new: self._routers.refresh(new.routers.directories()))
         self._fleet = fleet
         self._budget = budget
         self._limits = limits
@@ -98,11 +105,14 @@ class RoutingService:
         reservation: Reservation | None = None
         policy = self._policy.current  # one policy for the whole request, even across a reload
         trace.detectors = policy.tenant_detectors(tenant.tenant_name)
+        router = self._routers.get(policy.routers.choose(tenant.tenant_name, request.model))
         profile = trace.spans.classified(await self._classifier.profile(  # 1 classify
             request, policy.token_thresholds(request.model, request.max_output_tokens),
             detectors=trace.detectors,
             other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
             min_confidence=policy.min_confidence(tenant.tenant_name),
+            complexity_model=router,
+            complexity_thresholds=router.thresholds if router else DEFAULT_THRESHOLDS,
         ))
         profile = await with_engine_counts(profile, request, policy, self._engine_counter)
         try:
