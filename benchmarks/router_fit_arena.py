@@ -11,8 +11,8 @@ on the rest, over several random splits.
   `--fit` is capped at 200 (the rest are scored).
 The task-type model is the shipped one in both cases (it saw Arena-Bench task labels, never
 outcomes). Prints, per split, the fitted router's APGR with a bootstrap 90 % interval on the
-held-out prompts beside prompt length and the base complexity model, then the means;
-nothing is asserted.
+held-out prompts beside prompt length and the base complexity model, and the router's
+expected calibration error there, then the means; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -63,6 +63,13 @@ def bootstrap(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray, draws: i
     return float(low), float(high)
 
 
+def calibration_error(p: np.ndarray, won: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error over equal-count bins of p."""
+    order = np.argsort(p, kind="stable")
+    return float(sum(len(part) / len(p) * abs(p[part].mean() - won[part].mean())
+                     for part in np.array_split(order, bins) if len(part)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
@@ -76,8 +83,10 @@ def main() -> None:
     complexity = base_model(args.data, args.dataset)
     results: dict[str, list[float]] = {"router": [], "length": [], "complexity": []}
     intervals: list[tuple[float, float]] = []
+    errors: list[float] = []  # the router's calibration error on each split's held-out part
     print(f"{args.dataset}: fit on {fit_size}, scored on {len(judged) - fit_size} per split")
-    print(f"{'split':>5} {'router':>7} {'90% CI':>15} {'length':>7} {'complexity':>10}")
+    print(f"{'split':>5} {'router':>7} {'90% CI':>15} {'length':>7} {'complexity':>10}"
+          f" {'ECE':>5}")
     for split in range(args.splits):
         order = list(judged)
         random.Random(split).shuffle(order)
@@ -93,14 +102,17 @@ def main() -> None:
         for name, values in scores.items():
             results[name].append(apgr(routing_curve(values, weak, strong)))
         intervals.append(bootstrap(scores["router"], weak, strong, args.draws))
+        errors.append(calibration_error(scores["router"], strong > weak))
         low, high = intervals[-1]
         print(f"{split:5} {results['router'][-1]:7.3f} [{low:.3f}, {high:.3f}]"
-              f" {results['length'][-1]:7.3f} {results['complexity'][-1]:10.3f}")
+              f" {results['length'][-1]:7.3f} {results['complexity'][-1]:10.3f}"
+              f" {errors[-1]:5.3f}")
     print("mean  " + "  ".join(f"{name} {statistics.mean(v):.3f} ± {statistics.stdev(v):.3f}"
                                for name, v in results.items()))
     print(f"router's 90% interval, mean of the splits' ends: "
           f"[{statistics.mean(i[0] for i in intervals):.3f},"
-          f" {statistics.mean(i[1] for i in intervals):.3f}]")
+          f" {statistics.mean(i[1] for i in intervals):.3f}]; calibration error (10 bins) of"
+          f" its p_strong against 'strong scored higher': {statistics.mean(errors):.3f}")
 
 
 if __name__ == "__main__":
