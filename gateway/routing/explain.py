@@ -6,11 +6,14 @@ decide steps as the request path, so what it says is what the gateway would do.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict
 from typing import Any
 
 from gateway.budget.pricing import format_usd
+from gateway.classify.complexity import DEFAULT_THRESHOLDS
 from gateway.classify.profiler import RequestClassifier
+from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError
 from gateway.policy.engine import decide
 from gateway.policy.loader import PolicySet
@@ -23,13 +26,23 @@ async def explain(
     tenant: TenantContext,
     request: RouteRequest,
     fleet: FleetSnapshot | None = None,
+    routers: FittedRouters | None = None,
 ) -> dict[str, Any]:
     detectors = policy.tenant_detectors(tenant.tenant_name)
+    # The fitted router the policy names for this tenant or model, as the request path uses
+    # it; read from disk (in a thread) unless the caller holds the loaded ones.
+    directory = policy.routers.choose(tenant.tenant_name, request.model)
+    if routers is None and directory is not None:
+        routers = FittedRouters()
+        await asyncio.to_thread(routers.refresh, (directory,))
+    router = routers.get(directory) if routers is not None else None
     profile = await classifier.profile(
         request, policy.token_thresholds(request.model, request.max_output_tokens),
         detectors=detectors,
         other_encodings=policy.other_encodings(request.model, request.max_output_tokens),
         min_confidence=policy.min_confidence(tenant.tenant_name),
+        complexity_model=router,
+        complexity_thresholds=router.thresholds if router else DEFAULT_THRESHOLDS,
     )
     described = describe_profile(profile)
     described["allowed"] = await _allowed_findings(classifier, request, detectors, profile)

@@ -61,3 +61,33 @@ def test_a_policy_without_routers_names_none() -> None:
                           .replace("{{router: {tenant}}}", "{{}}").format())
     assert policy.routers.directories() == frozenset()
     assert policy.routers.choose("acme", "auto") is None
+
+
+def test_explain_scores_with_the_router_the_request_path_would_use(tmp_path: Path) -> None:
+    import asyncio
+    import json
+
+    from gateway.classify.complexity_features import FEATURIZER_VERSION
+    from gateway.classify.standard import standard_classifier
+    from gateway.routing.explain import explain
+    from gateway.types import Endpoint, RouteRequest, TenantContext
+
+    tenant, group = routers(tmp_path)
+    for directory, log_odds in ((tenant, 9.0), (group, -9.0)):
+        (directory / "router.json").write_text(json.dumps({
+            "format": "gateway-router-stacked/2", "featurizer_version": FEATURIZER_VERSION,
+            "intercept": log_odds, "dense": {}, "ngrams": {}, "thresholds": [0.4, 0.6]}))
+    policy = parse_policy(POLICY.format(tenant=tenant, group=group))
+    classifier = standard_classifier()
+
+    def complexity(name: str, model: str) -> dict[str, object]:
+        request = RouteRequest("r", Endpoint.CHAT, model, {
+            "model": model, "messages": [{"role": "user", "content": "What is 2 + 2?"}]})
+        result = asyncio.run(explain(classifier, policy, TenantContext(name, name, "-"),
+                                     request))
+        return result["profile"]["complexity"]  # type: ignore[no-any-return]
+
+    assert complexity("acme", "auto")["class"] == "high"  # the tenant's router
+    assert complexity("globex", "tuned")["class"] == "low"  # the model group's
+    shipped = complexity("globex", "auto")  # neither: the shipped model
+    assert 0.0 < float(shipped["p_strong"]) < 0.9  # type: ignore[arg-type]
