@@ -1,7 +1,7 @@
 """Latency of the whole classify step (tokens + complexity + sensitivity) by prompt size.
 
     python benchmarks/classify_latency.py [--calls 1000] [--large-calls 300] [--sizes 200,2000]
-                                          [--presidio] [--models]
+                                          [--presidio] [--models [--router DIR]]
 
 Targets: p99 ≤ 1 ms at 2K tokens, ≤ 30 ms at 128K. Prompts are English prose with code and
 a few identifiers (realistic for a scanner: most text has nothing to find, some does), sized
@@ -13,7 +13,8 @@ and exact counts are cached per text). `--presidio` adds the optional Presidio s
 opinion, in its own two worker processes as the gateway runs it (GATEWAY_PRESIDIO=true).
 `--models` times only the two prompt models on the question text the profiler gives them
 (complexity alone, then complexity + task type as the profiler calls them, sharing one
-featurization): target task + complexity ≤ 0.15 ms p50 at 2K tokens.
+featurization): target task + complexity ≤ 0.15 ms p50 at 2K tokens; `--router DIR` adds a
+fitted router (`gateway router fit`) in the complexity model's place.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.presidio import PresidioFinder, presidio_config
 from gateway.classify.profiler import question_text
+from gateway.classify.router_model import RouterModel
 from gateway.classify.standard import standard_classifier
 from gateway.classify.task_type import TaskModel
 from gateway.classify.tokens import count_text
@@ -97,21 +99,26 @@ async def measure(
     return rows
 
 
-def measure_models(calls: int, sizes: tuple[int, ...]) -> list[tuple[int, str, float, float]]:
+def measure_models(calls: int, sizes: tuple[int, ...], router_dir: Path | None = None,
+                   ) -> list[tuple[int, str, float, float]]:
     """The complexity and task models alone, on fresh prompts (no feature reuse between
-    prompts: each text is new, as each request's is)."""
+    prompts: each text is new, as each request's is); with `router_dir`, also a fitted router
+    in place of the complexity model, as a policy's `router:` runs it."""
     complexity, task = ComplexityModel.load(), TaskModel.load()
+    scorer = {"complexity": complexity, "complexity+task": complexity}
+    if router_dir is not None:
+        scorer["router+task"] = RouterModel.load(router_dir)
     base = corpus()
     rows = []
     for size in sizes:
         prompts = [prompt_of(size, base, i) for i in range(calls)]
-        for label in ("complexity", "complexity+task"):
+        for label, model in scorer.items():
             samples = []
             for text in prompts:
                 # A new str each time, as each request's question is a new object.
                 question = question_text(Endpoint.COMPLETIONS, {"prompt": text + " "})
                 start = time.perf_counter()
-                complexity.p_strong(question)
+                model.p_strong(question)
                 if label != "complexity":
                     task.assess(question)
                 samples.append((time.perf_counter() - start) * 1000)
@@ -130,10 +137,12 @@ def main() -> None:
                         help="with the optional Presidio second opinion")
     parser.add_argument("--models", action="store_true",
                         help="time only the complexity and task-type models")
+    parser.add_argument("--router", type=Path, default=None,
+                        help="with --models: also time this fitted router (a router fit DIR)")
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
     if args.models:
-        rows = measure_models(max(20, min(args.calls, 5000)), sizes)
+        rows = measure_models(max(20, min(args.calls, 5000)), sizes, args.router)
     else:
         rows = asyncio.run(measure(max(20, min(args.calls, 5000)),
                                    max(20, min(args.large_calls, 1000)), sizes, args.presidio))

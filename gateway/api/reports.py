@@ -139,6 +139,13 @@ async def admin_audit(parts: Admin, params: Params, filters: Filters,
     return _respond(table, params.fmt)
 
 
+@admin_router.get("/routes")
+async def admin_routes(parts: Admin, params: Params, tenant: str | None = None) -> Response:
+    scope = await _admin_scope(parts, tenant)
+    params.ungrouped("routes")  # always by task type, then backend
+    return _respond(await parts.reports.routes(params.period(scope), scope), params.fmt)
+
+
 @tenant_router.get("/cost")
 async def own_cost(own: Own, params: Params) -> Response:
     parts, scope = own
@@ -161,6 +168,13 @@ async def own_audit(own: Own, params: Params, filters: Filters) -> Response:
     params.ungrouped("audit")
     table = await parts.reports.audit(filters.query(params.period(scope)), scope)
     return _respond(table, params.fmt)
+
+
+@tenant_router.get("/routes")
+async def own_routes(own: Own, params: Params) -> Response:
+    parts, scope = own
+    params.ungrouped("routes")
+    return _respond(await parts.reports.routes(params.period(scope), scope), params.fmt)
 
 
 router = APIRouter()  # both, for the composition root to include at once

@@ -171,13 +171,16 @@ class RequestClassifier:
         detectors: TenantDetectors = (),
         other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
         min_confidence: float = 0.0,
+        complexity_model: ComplexityEstimator | None = None,
     ) -> Profile:
         """`thresholds`: prompt sizes where the route changes (exact counting only matters
         near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
         `detectors`: the tenant's own, found beside the built-in ones; `other_encodings`:
         encodings besides the counter's that backends of the pool use, with their own
         thresholds (counted after the rest: only pools of older OpenAI models need them);
-        `min_confidence`: findings below it are kept for redaction only, like stand-ins."""
+        `min_confidence`: findings below it are kept for redaction only, like stand-ins;
+        `complexity_model`: scores complexity instead of the classifier's own (a fitted router
+        the policy names for this tenant or model)."""
         text = scan_text(request.endpoint, request.payload) if self._sensitivity else ""
         # Started first: it takes the longest, in processes of its own.
         extra = (asyncio.ensure_future(self._extra.find(text))
@@ -190,12 +193,13 @@ class RequestClassifier:
                 extra.add_done_callback(_retrieve)
             raise
         complexity = task = None
-        wanted = self._complexity is not None or self._task is not None
+        estimator = complexity_model or self._complexity
+        wanted = estimator is not None or self._task is not None
         if wanted and request.endpoint is not Endpoint.EMBEDDINGS:
             # One string for both models: they share its featurization (see extract_features).
             question = question_text(request.endpoint, request.payload)
-            if self._complexity is not None:
-                p = self._complexity.p_strong(question)
+            if estimator is not None:
+                p = estimator.p_strong(question)
                 complexity = Complexity(p, classify(p, complexity_thresholds))
             if self._task is not None:
                 task = self._task.assess(question)

@@ -1,6 +1,7 @@
 """A router fitted to one organisation's outcomes (`gateway router fit`): the shipped
-complexity score, the task type's log-probabilities and prompt length, combined by weights
-learned on that organisation's judged prompts. Numpy-free, sklearn-free inference."""
+complexity score and task type's log-probabilities (the starting point), adjusted by weights
+on the prompt's dense measurements and words learned from that organisation's judged
+prompts. Numpy-free, sklearn-free inference."""
 
 from __future__ import annotations
 
@@ -15,36 +16,43 @@ from gateway.classify.task_type import TaskModel
 from gateway.types import TASK_TYPES, Complexity
 
 ROUTER_FILE = "router.json"
-ROUTER_FORMAT = "gateway-router-stacked/1"
-# Inputs, in weight order: the shipped complexity model's linear score, log p of each task
-# type, and log prompt length. Few enough that a few hundred outcomes fit them without
-# memorising prompts; the shipped models carry what is learned from the words.
-INPUTS = ("complexity_score", *(f"task:{t}" for t in TASK_TYPES), "#len")
+ROUTER_FORMAT = "gateway-router-stacked/2"
+COMPLEXITY_INPUT = "complexity_score"  # the shipped complexity model's linear score
+TASK_INPUTS = tuple(f"task:{t}" for t in TASK_TYPES)  # log p of each task type
 
 
 class RouterModelError(ValueError):
     """The router directory is missing its file, or the file is malformed or out of date."""
 
 
-def router_inputs(text: str, complexity: ComplexityModel, tasks: TaskModel) -> list[float]:
-    """The values the weights multiply, in INPUTS order (one featurization for all)."""
+def router_inputs(text: str, complexity: ComplexityModel, tasks: TaskModel,
+                  ) -> tuple[dict[str, float], frozenset[str] | set[str]]:
+    """The named values the dense weights multiply, and the prompt's n-grams (one
+    featurization shared by the shipped models and the router)."""
     features = extract_features(text)
-    log_p = [math.log(max(p, 1e-6)) for p in tasks.probabilities(features)]
-    return [complexity.score(text), *log_p, features.dense["#len"]]
+    values = {COMPLEXITY_INPUT: complexity.score(text)}
+    for name, p in zip(TASK_INPUTS, tasks.probabilities(features), strict=True):
+        values[name] = math.log(max(p, 1e-6))
+    values.update(features.dense)
+    return values, features.ngrams
 
 
 class RouterModel:
-    """p_strong = sigmoid(intercept + weights · router_inputs(text))."""
+    """p_strong = sigmoid(intercept + Σ dense[k] · input[k] + Σ ngrams[g] for g present)."""
 
-    __slots__ = ("_complexity", "_intercept", "_tasks", "_weights", "thresholds")
+    __slots__ = ("_complexity", "_dense", "_intercept", "_ngrams", "_tasks", "thresholds")
 
-    def __init__(self, intercept: float, weights: list[float],
-                 thresholds: tuple[float, float]) -> None:
+    def __init__(self, intercept: float, dense: dict[str, float], ngrams: dict[str, float],
+                 thresholds: tuple[float, float], complexity: ComplexityModel | None = None,
+                 tasks: TaskModel | None = None) -> None:
         self._intercept = intercept
-        self._weights = weights
+        self._dense = dense
+        self._ngrams = ngrams
         self.thresholds = thresholds
-        self._complexity = ComplexityModel.load()
-        self._tasks = TaskModel.load()
+        # The shipped models unless told otherwise (benchmarks pass ones trained without the
+        # data set they evaluate on).
+        self._complexity = complexity or ComplexityModel.load()
+        self._tasks = tasks or TaskModel.load()
 
     @classmethod
     def load(cls, directory: Path) -> RouterModel:
@@ -53,31 +61,47 @@ class RouterModel:
             document = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise RouterModelError(f"no router in {directory} (expected {path})") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RouterModelError(f"cannot read router file {path}: {exc}") from exc
         except json.JSONDecodeError as exc:
             raise RouterModelError(f"router file is not valid JSON: {path}: {exc}") from exc
         return cls.from_document(document)
 
     @classmethod
-    def from_document(cls, document: dict[str, Any]) -> RouterModel:
-        if document.get("format") != ROUTER_FORMAT:
-            raise RouterModelError(f"unknown router format {document.get('format')!r}")
-        if document.get("inputs") != list(INPUTS) or (
-                document.get("featurizer_version") != FEATURIZER_VERSION):
+    def from_document(cls, document: dict[str, Any], complexity: ComplexityModel | None = None,
+                      tasks: TaskModel | None = None) -> RouterModel:
+        if not isinstance(document, dict) or document.get("format") != ROUTER_FORMAT:
+            found = document.get("format") if isinstance(document, dict) else None
+            raise RouterModelError(f"unknown router format {found!r}: fit it again with"
+                                   " `gateway router fit`")
+        if document.get("featurizer_version") != FEATURIZER_VERSION:
             raise RouterModelError("the router was fitted on other inputs than this version"
                                    " computes: fit it again with `gateway router fit`")
         try:
             low, high = (float(t) for t in document["thresholds"])
-            weights = [float(w) for w in document["weights"]]
+            dense = {str(k): float(w) for k, w in document["dense"].items()}
+            ngrams = {str(k): float(w) for k, w in document["ngrams"].items()}
             intercept = float(document["intercept"])
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise RouterModelError(f"malformed router: {exc!r}") from exc
-        if len(weights) != len(INPUTS):
-            raise RouterModelError(f"expected {len(INPUTS)} weights, got {len(weights)}")
-        return cls(intercept, weights, (low, high))
+        if not all(math.isfinite(w) for w in (intercept, *dense.values(), *ngrams.values())):
+            raise RouterModelError("malformed router: a weight is not finite")
+        return cls(intercept, dense, ngrams, (low, high), complexity, tasks)
+
+    def score(self, text: str) -> float:
+        """The linear score (log-odds of p_strong)."""
+        values, ngrams = router_inputs(text, self._complexity, self._tasks)
+        z = self._intercept
+        dense = self._dense
+        for name, value in values.items():
+            z += dense.get(name, 0.0) * value
+        table = self._ngrams
+        for ngram in ngrams & table.keys():  # set intersection in C; few matches reach Python
+            z += table[ngram]
+        return z
 
     def p_strong(self, text: str) -> float:
-        inputs = router_inputs(text, self._complexity, self._tasks)
-        z = self._intercept + sum(w * x for w, x in zip(self._weights, inputs, strict=True))
+        z = self.score(text)
         if z >= 0:  # split by sign so exp never overflows
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)

@@ -31,7 +31,7 @@ class TaskModelError(ValueError):
 class TaskModel:
     """Softmax over one linear score per task type, read from reviewable JSON."""
 
-    __slots__ = ("_dense", "_intercept", "_ngrams")
+    __slots__ = ("_dense", "_intercept", "_last", "_ngrams")
 
     def __init__(
         self,
@@ -42,6 +42,10 @@ class TaskModel:
         self._intercept = intercept
         self._ngrams = ngrams  # n-gram → one weight per task type, in TASK_TYPES order
         self._dense = dense
+        # The last features scored and their probabilities: a fitted router reads them, then
+        # the profiler asks for the task of the same question. Keyed by identity, replaced
+        # whole, so a concurrent caller can only miss it (as extract_features' cache).
+        self._last: tuple[PromptFeatures, list[float]] | None = None
 
     @classmethod
     def load(cls, path: Path | None = None) -> TaskModel:
@@ -95,11 +99,16 @@ class TaskModel:
         return [sum(column) for column in zip(*rows, strict=True)]
 
     def probabilities(self, features: PromptFeatures) -> list[float]:
+        last = self._last
+        if last is not None and last[0] is features:
+            return last[1]
         scores = self.scores(features)
         top = max(scores)  # subtracted so exp never overflows
         exps = [math.exp(s - top) for s in scores]
         total = sum(exps)
-        return [e / total for e in exps]
+        probabilities = [e / total for e in exps]
+        self._last = (features, probabilities)
+        return probabilities
 
     def assess_features(self, features: PromptFeatures) -> Task:
         probabilities = self.probabilities(features)

@@ -160,6 +160,18 @@ def audit(**options: Any) -> None:
     _produce(options, lambda engine, scope: audit_report(engine, query, scope))
 
 
+@report.command("routes")
+@_common
+def routes(**options: Any) -> None:
+    """The route mix by task type: per task (code, math, chat, ...), the requests each backend
+    and zone served, their share of the task, mean p_strong and cost (read from the audit
+    log itself: suits days and weeks)."""
+    from gateway.reports.build import routes_report
+
+    period = _checked_period(options)
+    _produce(options, lambda engine, scope: routes_report(engine, period, scope))
+
+
 def _checked_period(options: dict[str, Any]) -> Period:
     return period(options["since"], options["until"])
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from gateway.policy.capacity import compile_telemetry
 from gateway.policy.rules import compile_rule
-from gateway.policy.runtime import Baseline, PolicySet, Pool
+from gateway.policy.runtime import Baseline, PolicySet, Pool, Routers
 from gateway.policy.schema import BackendSpec, BaselineSpec, ModelPoolSpec, PolicyFile
 from gateway.policy.simulation import simulator_launch
 from gateway.policy.tenants import TenantPolicy, allowed_values, compile_tenant
@@ -25,6 +25,8 @@ from gateway.provider_kinds.openai_family import vllm_metrics_url
 from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.secret_files import SecretFileError, read_secret_file
 from gateway.types import Backend, PricePerMTok, Zone
+
+ROUTER_FILE = "router.json"  # what `gateway router fit --out DIR` writes into DIR
 
 # (TTFT s, time per output token s) before anything is measured: a nearby GPU answers fast;
 # a commercial API adds network and queueing.
@@ -78,6 +80,7 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
             for loc, message in semantic
         ])
     keys, unreadable = read_key_files(spec)
+    unreadable += missing_routers(spec)
     if unreadable:
         raise PolicyError([
             PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
@@ -101,6 +104,19 @@ def read_key_files(
             except SecretFileError as exc:
                 problems.append((("backends", i, "api_key_file"), str(exc)))
     return keys, problems
+
+
+def missing_routers(spec: PolicyFile) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every `router:` directory must hold a router file now; its contents are checked where
+    it is loaded (classify/), and a router that fails there keeps the one in force."""
+    named: list[tuple[tuple[str | int, ...], str]] = [
+        (("tenants", name, "router"), t.router) for name, t in spec.tenants.items()
+        if t.router is not None
+    ]
+    named += [(("models", name, "router"), m.router) for name, m in spec.models.items()
+              if isinstance(m, ModelPoolSpec) and m.router is not None]
+    return [(loc, f"no {ROUTER_FILE} in {directory} (write one with `gateway router fit`)")
+            for loc, directory in named if not (Path(directory) / ROUTER_FILE).is_file()]
 
 
 def compile_policy(
@@ -132,6 +148,11 @@ def compile_policy(
         compile_telemetry(spec.telemetry), dict(spec.tenants),
         _baseline(spec, backends), tenants, default_tenant,
         shadow=spec.shadow,
+        routers=Routers(
+            {name: Path(t.router) for name, t in spec.tenants.items() if t.router},
+            {name: Path(m.router) for name, m in spec.models.items()
+             if isinstance(m, ModelPoolSpec) and m.router},
+        ),
     )
 
 

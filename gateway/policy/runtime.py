@@ -7,9 +7,10 @@ Nothing here is re-validated or re-parsed per request: lookups are dict hits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from gateway.policy.capacity import TelemetryPolicy
 from gateway.policy.rules import Rule
@@ -45,6 +46,29 @@ class Baseline:
     price: PricePerMTok
 
 
+@dataclass(frozen=True, slots=True)
+class Routers:
+    """Which fitted router (a `gateway router fit` directory) scores a request's complexity:
+    the tenant's, else the model group's, else none (the shipped model)."""
+
+    by_tenant: Mapping[str, Path] = field(default_factory=dict)
+    by_model: Mapping[str, Path] = field(default_factory=dict)
+
+    def choose(self, tenant: str, model: str) -> Path | None:
+        return self.by_tenant.get(tenant) or self.by_model.get(model)
+
+    def directories(self) -> frozenset[Path]:
+        return frozenset((*self.by_tenant.values(), *self.by_model.values()))
+
+
+class ComplexityScorer(Protocol):
+    """A fitted router (classify/'s RouterModel), as far as the policy cares: it scores in
+    place of the shipped complexity model, with its own low/medium/high cut-offs."""
+
+    @property
+    def thresholds(self) -> tuple[float, float]: ...
+
+
 class Profiler(Protocol):
     """What profiles a request (classify/'s RequestClassifier), as far as the policy cares."""
 
@@ -56,6 +80,7 @@ class Profiler(Protocol):
         detectors: tuple[TenantDetector, ...] = (),
         other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
         min_confidence: float = 0.0,
+        **complexity: Any,
     ) -> Profile: ...
 
 
@@ -75,15 +100,21 @@ class RequestPolicy:
     token_thresholds: tuple[int, ...]
     other_encodings: tuple[tuple[str, tuple[int, ...]], ...]
     known_model: bool  # a pool or backend the policy defines (kept as sent in the audit row)
+    router: Path | None = None  # the fitted router the policy names for this tenant or model
 
-    async def classify(self, profiler: Profiler, request: RouteRequest) -> Profile:
+    async def classify(self, profiler: Profiler, request: RouteRequest,
+                       router: ComplexityScorer | None = None) -> Profile:
         """Step 1 under this policy: tokens (exact only near the thresholds where the route
         changes, in every encoding the pool counts in), complexity, and what the tenant's
         detectors find. The live path, explain and the tools all classify here."""
         tenant = self.tenant
+        # `router`: the loaded form of `self.router`, where the policy names one.
+        complexity = ({} if router is None else
+                      {"complexity_model": router, "complexity_thresholds": router.thresholds})
         return await profiler.profile(
             request, self.token_thresholds, detectors=tenant.detectors,
             other_encodings=self.other_encodings, min_confidence=tenant.min_confidence,
+            **complexity,
         )
 
 
@@ -106,6 +137,7 @@ class PolicySet:
     # Every tenant the policy does not name: sensitivity.allow and min_confidence as set.
     default_tenant: TenantPolicy = field(default_factory=TenantPolicy)
     shadow: ShadowSpec | None = None  # shadow judging (routing/shadow.py); names resolve
+    routers: Routers = field(default_factory=Routers)  # `router:` directories
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.
     _applicable: dict[tuple[str, str, str, tuple[str, ...]], tuple[Rule, ...]] = field(
@@ -140,6 +172,7 @@ class PolicySet:
             token_thresholds=self.token_thresholds(model, max_output_tokens),
             other_encodings=self.other_encodings(model, max_output_tokens),
             known_model=model in self.pools or model in self.backends,
+            router=self.routers.choose(tenant_name, model),
         )
 
     def tenant(self, name: str) -> TenantPolicy:

@@ -232,6 +232,12 @@ class LimitsSpec(Strict):
     concurrent: int | None = Field(default=None, ge=1, description="requests in flight")
 
 
+ROUTER_DESCRIPTION = (
+    "a directory written by `gateway router fit` (its router.json), whose p_strong replaces "
+    "the shipped complexity model's; reloaded with the policy"
+)
+
+
 class ScopeSpec(Strict):
     budget: BudgetSpec | None = None
     limits: LimitsSpec | None = None
@@ -272,6 +278,10 @@ class TenantSpec(Strict):
         default_factory=list,
         description="this tenant's own allowed values, beside sensitivity.allow; "
         + ALLOW_DESCRIPTION,
+    )
+    router: str | None = Field(
+        default=None, description=ROUTER_DESCRIPTION + " for this tenant's requests (before "
+        "the model group's)",
     )
     on_budget_store_error: Literal["fail_open", "fail_closed"] = Field(
         default="fail_open",
@@ -314,6 +324,9 @@ class TelemetrySpec(Strict):
 
 class ModelPoolSpec(Strict):
     backends: list[str] = Field(min_length=1)
+    router: str | None = Field(
+        default=None, description=ROUTER_DESCRIPTION + " for requests to this model group",
+    )
     strategy: Literal["load_aware", "round_robin", "least_in_flight", "priority"] = Field(
         default="load_aware",
         description="load_aware (default) sends each request to the member with the most room "

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from gateway.policy.loader import PolicyError, PolicySet, load_policy
+from gateway.policy.loader import ROUTER_FILE, PolicyError, PolicySet, load_policy
 from gateway.secret_files import Signature, signature
 
 # (the policy file's (mtime, size), each key file's signature)
@@ -121,5 +121,9 @@ class PolicyStore:
 
 
 def key_files(policy: PolicySet) -> tuple[Path, ...]:
-    return tuple(sorted({Path(b.api_key_file) for b in policy.backends.values()
-                         if b.api_key_file is not None}))
+    """The files besides the policy whose change is a reload: provider key files, and the
+    fitted routers the policy names (a router fitted again in place takes effect)."""
+    keys = {Path(b.api_key_file) for b in policy.backends.values()
+            if b.api_key_file is not None}
+    routers = {d / ROUTER_FILE for d in policy.routers.directories()}
+    return tuple(sorted(keys | routers))

@@ -35,13 +35,15 @@ from gateway.reports.queries import (
 from gateway.reports.render import ReportTable
 from gateway.reports.shadow_cost import shadow_line
 from gateway.reports.tables import Meta, audit_table, cost_table, economics_table, savings_table
+from gateway.reports.task_mix import task_mix_table, task_routes
 
-KINDS = ("cost", "economics", "savings", "audit")
+KINDS = ("cost", "economics", "savings", "audit", "routes")
 DIMENSIONS = {
     "cost": tuple(Dimension),
     "savings": tuple(Dimension),
     "economics": (Dimension.BACKEND,),  # GPUs are paid per deployment, whoever uses them
     "audit": (),
+    "routes": (),  # always by task type, then backend
 }
 GPU_ATTRIBUTION = (
     "GPU-hours paid per deployment and UTC day; the busy share (paid minutes with traffic) "
@@ -159,3 +161,12 @@ async def audit_report(engine: AsyncEngine, query: AuditQuery, scope: Scope) -> 
         ("next_cursor", page.next_cursor.encode() if page.next_cursor else None),
     )
     return audit_table(page.rows, meta)
+
+
+async def routes_report(engine: AsyncEngine, period: Period, scope: Scope) -> ReportTable:
+    """The route mix by task type (from the audit log, exact to the instant asked)."""
+    async with engine.connect() as conn:
+        routes = await task_routes(conn, period, scope.tenant_id)
+    meta: Meta = (("since", period.since.isoformat()), ("until", period.until.isoformat()),
+                  ("tenant", scope.tenant_name), ("by", "task"))
+    return task_mix_table(routes, meta)

@@ -16,6 +16,7 @@ from gateway.reports.build import (
     audit_report,
     cost_report,
     economics_report,
+    routes_report,
     savings_report,
 )
 from gateway.reports.page_data import PageData, ReportRange, load_page
@@ -43,6 +44,9 @@ class ReportReader:
 
     async def audit(self, query: AuditQuery, scope: Scope) -> ReportTable:
         return await audit_report(self._engine, query, scope)
+
+    async def routes(self, period: Period, scope: Scope) -> ReportTable:
+        return await routes_report(self._engine, period, scope)
 
     async def page(self, rng: ReportRange, declared: Sequence[DeclaredGpus],
                    zones: dict[str, str]) -> PageData:

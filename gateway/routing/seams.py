@@ -5,7 +5,7 @@ in-memory fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from gateway.classify.payload_text import SpanScanner
@@ -20,6 +20,9 @@ class PolicySource(Protocol):
 
     @property
     def current(self) -> PolicySet: ...
+
+    def subscribe(self, listener: Callable[[PolicySet], None]) -> None:
+        """Call `listener` with each policy that comes into force after this one."""
 
 
 class Classifier(Protocol):

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway.budget.pricing import cost_micro_usd, effective_price, format_usd
+from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError, InternalError
 from gateway.policy.engine import decide_for
 from gateway.routing.audit_labels import audit_labels
@@ -84,9 +85,14 @@ class RoutingService:
         tracing: Tracing | None = None,
         engine_counter: EngineCounter | None = None,
         shadow: ShadowJudge | None = None,
+        routers: FittedRouters | None = None,
     ) -> None:
         self._policy = policy
         self._classifier = classifier
+        # The policy's `router:` directories, loaded now and again with each reload.
+        self._routers = routers or FittedRouters()
+        self._routers.refresh(policy.current.routers.directories())
+        policy.subscribe(lambda new: self._routers.refresh(new.routers.directories()))
         self._fleet = fleet
         self._budget = budget
         self._limits = limits
@@ -116,8 +122,9 @@ class RoutingService:
         # One policy for the whole request, even across a reload.
         arrival = Arrival(tenant, request, self._policy.current.for_request(tenant, request),
                           started_s, spans)
-        profile = spans.classified(await arrival.plan.classify(  # 1 classify
-            self._classifier, request))
+        plan = arrival.plan
+        profile = spans.classified(await plan.classify(  # 1 classify
+            self._classifier, request, self._routers.get(plan.router)))
         profile = await with_engine_counts(profile, request, arrival.plan, self._engine_counter)
         route: Route | None = None
         admitted: Admitted | None = None

@@ -6,11 +6,13 @@ decide steps as the request path, so what it says is what the gateway would do.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict
 from typing import Any
 
 from gateway.budget.pricing import format_usd
 from gateway.classify.profiler import RequestClassifier
+from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError
 from gateway.policy.engine import decide_for
 from gateway.policy.loader import PolicySet
@@ -23,9 +25,16 @@ async def explain(
     tenant: TenantContext,
     request: RouteRequest,
     fleet: FleetSnapshot | None = None,
+    routers: FittedRouters | None = None,
 ) -> dict[str, Any]:
     plan = policy.for_request(tenant, request)
-    profile = await plan.classify(classifier, request)
+    # The fitted router the policy names for this tenant or model, as the request path uses
+    # it; read from disk (in a thread) unless the caller holds the loaded ones.
+    if routers is None and plan.router is not None:
+        routers = FittedRouters()
+        await asyncio.to_thread(routers.refresh, (plan.router,))
+    router = routers.get(plan.router) if routers is not None else None
+    profile = await plan.classify(classifier, request, router)
     described = describe_profile(profile)
     described["allowed"] = await _allowed_findings(classifier, request, plan.tenant.detectors,
                                                    profile)

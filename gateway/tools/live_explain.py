@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.classify.profiler import RequestClassifier
+from gateway.classify.router_registry import FittedRouters
 from gateway.policy.store import PolicyStore
 from gateway.scraper.fleet import FleetState
 from gateway.tools.explain import explain
@@ -14,11 +15,12 @@ from gateway.types import RouteRequest, TenantContext
 
 class LiveExplainer:
     def __init__(self, classifier: RequestClassifier, policy: PolicyStore,
-                 fleet: FleetState) -> None:
+                 fleet: FleetState, routers: FittedRouters | None = None) -> None:
         self._classifier = classifier
+        self._routers = routers
         self._policy = policy
         self._fleet = fleet
 
     async def explain(self, tenant: TenantContext, request: RouteRequest) -> dict[str, Any]:
         return await explain(self._classifier, self._policy.current, tenant, request,
-                             self._fleet.snapshot())
+                             self._fleet.snapshot(), self._routers)

@@ -13,7 +13,7 @@ import json
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,11 @@ from gateway.classify.task_type import MCQ_FEATURE, TASK_MODEL_FORMAT
 from gateway.types import TASK_TYPES
 
 DEFAULT_LABELS_DIR = Path("training") / "task_types"
-AUTHORED_FILE = "authored.jsonl"
+AUTHORED_FILES = ("authored.jsonl", "authored_chat.jsonl")
 ARENA_LABELS_FILE = "arena_bench_v1_labels.jsonl"
+# MT-Bench's 80 first-turn questions with the category its authors gave each (evaluation only:
+# labels made independently of this project and its classifier; never trained on).
+MT_BENCH_FILE = "mt_bench_questions.jsonl"
 ROUTELLM_FILE = Path("routing") / "routellm_mmlu_gsm8k.jsonl"
 ARENA_FILE = Path("routing") / "arena_bench_v1_judgments.jsonl"
 MMLU_MATH = frozenset(("abstract_algebra", "college_mathematics", "elementary_mathematics",
@@ -64,12 +67,13 @@ class TaskData:
     benchmark: list[Labelled]  # the sampled MMLU/GSM8K rows used for training
     benchmark_rest: list[Labelled]  # the rest, for an in-distribution check
     arena: list[Labelled]
+    mt_bench: list[Labelled] = field(default_factory=list)  # evaluation only
 
 
 def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
     """Every labelled prompt, with MMLU/GSM8K sampled (seeded) into train and rest."""
     authored = [Labelled("authored", row["prompt"], row["task"])
-                for row in _read_jsonl(labels_dir / AUTHORED_FILE)]
+                for name in AUTHORED_FILES for row in _read_jsonl(labels_dir / name)]
     labels = {row["question_id"]: row["task"]
               for row in _read_jsonl(labels_dir / ARENA_LABELS_FILE)}
     arena = [Labelled("arena", row["prompt"], labels[row["question_id"]])
@@ -95,7 +99,10 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
     for row in (*authored, *arena):
         if row.task not in TASK_TYPES:
             raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")
-    return TaskData(authored, train, rest, arena)
+    mt_bench = ([Labelled("mt_bench", row["prompt"], row["task"])
+                 for row in _read_jsonl(labels_dir / MT_BENCH_FILE)]
+                if (labels_dir / MT_BENCH_FILE).is_file() else [])
+    return TaskData(authored, train, rest, arena, mt_bench)
 
 
 def feature_dict(prompt: str) -> dict[str, float]:

@@ -41,7 +41,7 @@ def _store(db_url: str) -> None:
             chain = Chain("e2e-reports")
             batch = [
                 make_event(ts_unix_s=DAY + i, tenant_id=a.id, tenant_name="rep-a",
-                           backend="sim-a", cost_micro_usd=100)
+                           backend="sim-a", cost_micro_usd=100, task="code")
                 for i in range(3)
             ] + [
                 make_event(ts_unix_s=DAY + 86_400 + i, tenant_id=b.id, tenant_name="rep-b",
@@ -153,3 +153,13 @@ def test_mistakes_are_openai_shaped(gw: Gateway, tenants: Tenants, path: str,
 def test_an_unknown_tenant_is_not_found(gw: Gateway, tenants: Tenants) -> None:
     resp = get(gw, "/admin/reports/savings", ADMIN_KEY, tenant="nobody")
     assert resp.status_code == 404 and resp.json()["error"]["code"] == "not_found"
+
+
+def test_the_route_mix_by_task(gw: Gateway, tenants: Tenants) -> None:
+    everyone = ok(get(gw, "/admin/reports/routes", ADMIN_KEY, **RANGE))
+    assert [(r["task"], r["backend"], r["requests"]) for r in everyone["rows"]] == [
+        ("code", "sim-a", 3), ("(none)", "sim-b", 2)]
+    own = ok(get(gw, "/v1/reports/routes", tenants.b_key, tenant="rep-a", **RANGE))
+    assert [(r["task"], r["requests"]) for r in own["rows"]] == [("(none)", 2)]
+    grouped = get(gw, "/admin/reports/routes", ADMIN_KEY, by="tenant", **RANGE)
+    assert grouped.status_code == 400 and grouped.json()["error"]["param"] == "by"

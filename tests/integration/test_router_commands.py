@@ -57,7 +57,8 @@ def test_a_fitted_router_ranks_unseen_prompts_where_the_strong_model_wins(
     assert fitted.exit_code == 0, fitted.output
     assert "fitted on 36 outcomes (strong model better on 18)" in fitted.output
     document = json.loads((tmp_path / "router" / "router.json").read_text())
-    assert len(document["weights"]) == len(document["inputs"])
+    assert document["format"] == "gateway-router-stacked/2"
+    assert "complexity_score" in document["dense"] and document["training"]["outcomes"] == 36
 
     evaluated = runner.invoke(cli, ["router", "eval", "--outcomes",
                                     str(write(tmp_path / "test.jsonl", outcomes(1))),
@@ -75,7 +76,8 @@ def test_a_fitted_router_ranks_unseen_prompts_where_the_strong_model_wins(
 
     router = RouterModel.load(tmp_path / "router")
     assert router.p_strong("Write a Kotlin function that sorts a map.") > router.p_strong(
-        "hello, friends!")
+        "hello, folks! Just saying hello and wishing you a lovely, relaxing weekend with your"
+        " family and friends.")
 
 
 def test_classify_scores_complexity_with_the_router(tmp_path: Path) -> None:
@@ -119,8 +121,9 @@ def test_a_router_file_from_another_version_is_refused(tmp_path: Path) -> None:
                            float(r["strong_score"])) for r in outcomes(0)]  # type: ignore[arg-type]
     document = fit_router(judged)
     RouterModel.from_document(document)  # as fitted: accepted
-    for change in ({"format": "x/1"}, {"inputs": ["complexity_score"]},
-                   {"featurizer_version": -1}, {"weights": [1.0]}):
+    for change in ({"format": "gateway-router-stacked/1"}, {"featurizer_version": -1},
+                   {"dense": [1.0]}, {"ngrams": {"word": "heavy"}}, {"intercept": "nan"},
+                   {"thresholds": [0.1]}):
         with pytest.raises(RouterModelError):
             RouterModel.from_document({**document, **change})
     (tmp_path / "router.json").write_text("{", encoding="utf-8")

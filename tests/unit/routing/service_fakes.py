@@ -4,7 +4,7 @@ them: no HTTP, no database, no Redis. The budget gate runs on the real in-memory
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from gateway.budget.limits import Reservation
@@ -62,6 +62,9 @@ def request(*, stream: bool = False, request_id: str = "req-1") -> RouteRequest:
 @dataclass
 class FixedPolicy:
     current: PolicySet
+
+    def subscribe(self, listener: Callable[[PolicySet], None]) -> None:
+        """A fixed policy never changes: nobody is ever called."""
 
 
 class FixedClassifier:
