@@ -52,7 +52,8 @@ def valid_session(value: str | None, admin_key: str | None, now_s: float) -> boo
     if not value or not admin_key:
         return False
     expires_text, _, mac = value.partition(".")
-    if not expires_text.isdigit() or int(expires_text) < now_s:
+    # isdigit() alone admits "²" and other digits int() refuses: a 500 for a forged cookie.
+    if not (expires_text.isascii() and expires_text.isdigit()) or int(expires_text) < now_s:
         return False
     return key_matches(mac, _sign(admin_key, int(expires_text)))
 
