@@ -116,7 +116,7 @@ Vittorio Adrien Aurélie Bastien Benoît Céline Clément Delphine Églantine É
 Gaspard Ghislaine Honoré Hélène Isaure Jérôme Josiane Lucien Maëlle Mathilde Maxime Mireille
 Noël Océane Pinabel Solène Sylvain Théo Yannick Anastasia Aristidis Charalambos Efstathios
 Kyriakos Leonidas Lambros Pantelis Sotiris Stamatis Aslı Berkay Cansu Ceren Doruk Ezgi Gökhan
-İbrahim Oğuz Pınar Tolga Tuncay Volkan Hakuba
+İbrahim Oğuz Pınar Tolga Tuncay Volkan
 """
 
 _HUNGARIAN_JAPANESE = """
@@ -127,7 +127,7 @@ Chihiro Eiji Fumiko Fumio Goro Hajime Hanako Haruki Hideo Hikaru Hiroki Hisashi 
 Jiro Junichi Junko Kaede Kazuhiro Kazuya Keiichi Keisuke Kiyoshi Kyoko Mamoru Masaru Masashi
 Michiko Mitsuru Nobuo Nobuyuki Reiko Ryuichi Sachiko Sayuri Setsuko Shigeru Shiro Shizuka Susumu
 Tadashi Takahiro Takao Takehiko Teruo Tetsuya Tomohiro Toru Toshiko Tsutomu Yasuhiro Yasuko Yoko
-Yoshiko Yoshio Yukiko Yuito Hyuuma Nijito Kenshin Sayaka Ayumi Emiko Kazumi
+Yoshiko Yoshio Yukiko Yuito Hyuuma Kenshin Sayaka Ayumi Emiko Kazumi
 """
 
 WORLD_GIVEN_NAMES: frozenset[str] = frozenset(

@@ -2,10 +2,12 @@
 true-cased so the person detector can read them like ordinary text.
 
 Name evidence starts from capitalisation, so a line with no capital letter at all hides every
-name in it. Such a line is re-written with a capital on each word that is not an everyday
-word, a name particle or a single letter; the copy has exactly the original's offsets.
-Lines that look like code are left alone: identifiers are lower-case on purpose, and a
-variable called `adam` or `max` is nobody.
+name in it. Such a line, when it holds a known given name, is re-written with a capital on
+each word that is not an everyday word, a name particle or a single letter; the copy has
+exactly the original's offsets. Lines that look like code are left alone: identifiers are
+lower-case on purpose, and a variable called `adam` is nobody. Lines without a given name are
+not re-read: they are most lines of hard-wrapped documents, and reading them would cost a
+regex pass and a word loop each for names that a lone surname rarely reveals.
 """
 
 from __future__ import annotations
@@ -15,21 +17,25 @@ from collections.abc import Iterator
 
 from gateway.classify.detectors.textview import TextView
 
-# A line with no ASCII capital, at least 12 characters, found on the class map. Led by the
-# newline (a literal the regex engine searches for fast); the engine stops at the first
-# capital, so ordinary lines cost a few characters each.
-_LOWER_LINE = re.compile(rb"\n([^A\n]{12,})(?=\n|\Z)")
-_FIRST_LOWER_LINE = re.compile(rb"[^A\n]{12,}(?=\n|\Z)")
-# Bytes that mark code, markup or data rather than typed prose.
-_CODE_MARKS = b"=(){};_<>[]#$|\\`*"
+# A line that starts with a lower-case letter (so not indented code) and has no ASCII capital,
+# at least 12 characters, found on the class map. Led by the newline, a literal the regex
+# engine searches for fast; possessive, so a capital ends the attempt without backtracking.
+_LOWER_LINE = re.compile(rb"\n([a?][^A\n]{11,}+)(?=\n|\Z)")
+_FIRST_LOWER_LINE = re.compile(rb"[a?][^A\n]{11,}+(?=\n|\Z)")
+# What marks code, markup or data rather than typed prose: these bytes, an attribute access
+# ("os.path"), an import line, a docstring's quotes.
+_CODE_MARKS = b"=(){};_<>[]#$|\\`*/"
+_ATTRIBUTE = re.compile(rb"a\.a")
 _WORD = re.compile(r"[^\W\d_]{2,}(?:'[^\W\d_]+)?")
+# Punctuation that may touch a word, turned into spaces before the line is split into words.
+_SEPARATORS = str.maketrans(dict.fromkeys(",.;:!?\"'-", " "))
 
 
-def lower_case_lines(view: TextView, everyday: frozenset[str],
+def lower_case_lines(view: TextView, given: frozenset[str], everyday: frozenset[str],
                      keep: frozenset[str]) -> Iterator[tuple[int, str]]:
-    """(offset, true-cased copy) for each capital-free line of prose in the text. `everyday`
-    holds lower-case words left as they are; `keep` holds words left lower-case inside names
-    (particles such as "van")."""
+    """(offset, true-cased copy) for each capital-free line of prose holding a word of
+    `given` (lower-case given names). `everyday` holds lower-case words left as they are;
+    `keep` holds words left lower-case inside names (particles such as "van")."""
     classes = view.classes
     if b"a" not in classes:
         return
@@ -38,12 +44,22 @@ def lower_case_lines(view: TextView, everyday: frozenset[str],
     spans.extend(m.span(1) for m in _LOWER_LINE.finditer(classes))
     for start, end in spans:
         segment = classes[start:end]
-        if len(segment.translate(None, _CODE_MARKS)) != len(segment) or b" " not in segment:
+        if (
+            b" " not in segment
+            or len(segment.translate(None, _CODE_MARKS)) != len(segment)
+            or _ATTRIBUTE.search(segment) is not None
+            or _looks_like_code(view.raw[start:end])
+        ):
             continue
         line = view.text[start:end]
-        if line != line.lower():  # a capital outside ASCII ("Šárka")
-            continue
+        if given.isdisjoint(line.translate(_SEPARATORS).split()) or line != line.lower():
+            continue  # no given name, or a capital outside ASCII ("Šárka")
         yield start, _WORD.sub(lambda m: _capitalised(m.group(), everyday, keep), line)
+
+
+def _looks_like_code(line: bytes) -> bool:
+    return line.startswith(b"import ") or b'"""' in line or (
+        line.startswith(b"from ") and b" import " in line)
 
 
 def _capitalised(word: str, everyday: frozenset[str], keep: frozenset[str]) -> str:

@@ -63,7 +63,7 @@ _LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS)
 def detect_persons(view: TextView) -> list[SensitiveSpan]:
     spans = _capitalised_names(view, lower_case=False)
     spans.extend(_lower_case_introductions(view))
-    for offset, true_cased in lower_case_lines(view, _LOWER_ORDINARY, PARTICLES):
+    for offset, true_cased in lower_case_lines(view, _LOWER_GIVEN, _LOWER_ORDINARY, PARTICLES):
         spans.extend(
             SensitiveSpan("person", "pii", s.start + offset, s.end + offset, s.confidence)
             for s in _capitalised_names(make_view(true_cased), lower_case=True)
