@@ -27,6 +27,16 @@ _FIRST_LOWER_LINE = re.compile(rb"[a?][^A\n]{11,}+(?=\n|\Z)")
 _CODE_MARKS = b"=(){};_<>[]#$|\\`*/"
 _ATTRIBUTE = re.compile(rb"a\.a")
 _WORD = re.compile(r"[^\W\d_]{2,}(?:'[^\W\d_]+)?")
+# Words too short or too common to be in the everyday-word lists, which are kept for words
+# seen capitalised ("Of" never starts a sentence); in a true-cased line they stay lower-case.
+_FUNCTION_WORDS = frozenset(
+    """of the a an and or nor but to in on at by for with from as into onto off out up down over
+    under is are was were be been being am has have had do does did it its this that these
+    those i me my mine we us our you your he him his she her hers they them their not no so if
+    then than too very just also all any some each every both such own same other which who
+    whom whose what when where why how there here can could would should will shall may might
+    must let got get gets getting like via per im ive id youre dont cant wont isnt""".split()
+)
 # Punctuation that may touch a word, turned into spaces before the line is split into words.
 _SEPARATORS = str.maketrans(dict.fromkeys(",.;:!?\"'-", " "))
 
@@ -63,7 +73,8 @@ def _looks_like_code(line: bytes) -> bool:
 
 
 def _capitalised(word: str, everyday: frozenset[str], keep: frozenset[str]) -> str:
-    if word in everyday or word in keep or word.split("'", 1)[0] in everyday:
+    if (word in everyday or word in keep or word in _FUNCTION_WORDS
+            or word.split("'", 1)[0] in everyday):
         return word
     head = word[0].upper()
     return head + word[1:] if len(head) == 1 else word

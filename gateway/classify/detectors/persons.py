@@ -18,6 +18,7 @@ from gateway.classify.detectors.name_words import (
     AMBIGUOUS,
     COMMON_CAPITALISED,
     DISTINCT_SURNAME_ENDINGS,
+    LOWER_CASE_WORDS,
     NAME_BREAKERS,
     PARTICLES,
     SURNAME_ENDINGS,
@@ -57,13 +58,15 @@ _ENDING_TAILS = frozenset(e[-2:] for e in (*DISTINCT_SURNAME_ENDINGS, *SURNAME_E
 _ORDINARY = (COMMON_CAPITALISED | COMMON_WORDS) - (GIVEN_NAMES - AMBIGUOUS)
 # Words a true-cased line leaves lower-case: everyday words, and the given names that are
 # everyday words too ("will", "may", "mark"), which in lower case almost never are names.
-_LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS)
+_LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS) | LOWER_CASE_WORDS
+_LOWER_LINE_GIVEN = _LOWER_GIVEN - LOWER_CASE_WORDS
 
 
 def detect_persons(view: TextView) -> list[SensitiveSpan]:
     spans = _capitalised_names(view, lower_case=False)
     spans.extend(_lower_case_introductions(view))
-    for offset, true_cased in lower_case_lines(view, _LOWER_GIVEN, _LOWER_ORDINARY, PARTICLES):
+    for offset, true_cased in lower_case_lines(view, _LOWER_LINE_GIVEN, _LOWER_ORDINARY,
+                                               PARTICLES):
         spans.extend(
             SensitiveSpan("person", "pii", s.start + offset, s.end + offset, s.confidence)
             for s in _capitalised_names(make_view(true_cased), lower_case=True)
