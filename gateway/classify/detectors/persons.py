@@ -3,8 +3,10 @@
 Evidence: a known given name, an honorific, a cue phrase before or after ("my name is",
 "… said"), a surname ending, letters outside ASCII, several capitalised words in a row, a name
 alone on a line at the top of a contact block, and names already found elsewhere in the text
-(a repeated surname, the other members of "Eklund, Michael and Hodge"). No single weak signal
-is enough, which keeps ordinary capitalised words ("Wisdom", "Southern Tunisia") unflagged.
+(a repeated surname, the other members of "Eklund, Michael and Hodge", the other speakers of
+a transcript). No single weak signal is enough, which keeps ordinary capitalised words
+("Wisdom", "Southern Tunisia") unflagged. Lines typed without capitals are true-cased first
+(lower_case_lines.py) and scored the same way at a higher bar.
 """
 
 from __future__ import annotations
