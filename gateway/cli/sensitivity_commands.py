@@ -18,7 +18,9 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
     from gateway.tools.sensitivity_eval import (
         PiiReport,
         SecretScore,
+        Split,
     )
+    from gateway.tools.sensitivity_word_problems import FlagRate
 
 
 @classifier.command("eval-sensitivity")
@@ -30,8 +32,17 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
 @click.option("--details", is_flag=True, help="list the rules behind misses and false positives")
 @click.option("--presidio", is_flag=True,
               help="the built-in detectors plus Presidio, as GATEWAY_PRESIDIO_* configures it")
-def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bool) -> None:
-    """Precision/recall per entity type, false alarms, secrets recall/FP, scan latency."""
+@click.option("--split", type=click.Choice(["all", "tune", "holdout"]), default="all",
+              show_default=True,
+              help="which Presidio templates to score: the held-out 30 %, the rest, or all")
+@click.option("--bootstrap", "rounds", type=click.IntRange(min=0), default=2000,
+              show_default=True, help="bootstrap rounds for 90 %% recall intervals (0: none)")
+@click.option("--word-problems/--no-word-problems", default=True, show_default=True,
+              help="also count GSM8K / MMLU prompts flagged (routing/routellm_mmlu_gsm8k.jsonl)")
+def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bool,
+                     split: Split, rounds: int, word_problems: bool) -> None:
+    """Precision/recall per entity type, false alarms, secrets recall/FP, word problems
+    flagged, scan latency."""
     from gateway.classify.presidio import WithPresidio
     from gateway.classify.sensitivity import SensitivityScanner
     from gateway.tools.sensitivity_bench import latency_table
@@ -40,14 +51,18 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
         evaluate_secrets,
         load_pii_examples,
         load_secret_cases,
+        select_split,
     )
+    from gateway.tools.sensitivity_word_problems import word_problem_flags
 
     scanner: SensitivityScanner | WithPresidio = SensitivityScanner()
     if presidio:
         scanner = WithPresidio(scanner, presidio_finder().config)
     synthetic = data_root / "pii" / "presidio_synth_dataset_v2.json"
     if synthetic.exists():
-        click.echo(format_pii(evaluate_pii(scanner, load_pii_examples(synthetic))))
+        examples = select_split(load_pii_examples(synthetic), split)
+        click.echo(f"(split: {split}, {len(examples)} sentences)")
+        click.echo(format_pii(evaluate_pii(scanner, examples, rounds=rounds)))
     else:
         click.echo(f"(no {synthetic}: PII evaluation skipped)")
     cases = load_secret_cases(data_root / "secrets")
@@ -55,6 +70,11 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
         click.echo(format_secrets(evaluate_secrets(scanner, cases), details))
     else:
         click.echo(f"(no secret cases under {data_root / 'secrets'}: skipped)")
+    problems = data_root / "routing" / "routellm_mmlu_gsm8k.jsonl"
+    if word_problems and problems.exists():
+        click.echo(format_word_problems(
+            [(threshold, word_problem_flags(scanner, problems, threshold))
+             for threshold in (0.0, 0.7)]))
     if latency:
         click.echo(format_latency(latency_table(scanner, data_root)))
 
@@ -66,12 +86,15 @@ def format_pii(report: PiiReport) -> str:
     lines = [
         "PII, span level (Presidio synthetic sentences)",
         f"  mapping: {mapping}",
-        f"  {'type':<28}{'gold':>6}{'recall':>9}{'predicted':>11}{'precision':>11}",
+        f"  {'type':<28}{'gold':>6}{'recall':>9}{'90% CI':>15}{'predicted':>11}"
+        f"{'precision':>11}",
     ]
     for score in report.scores:
         recall = f"{score.recall:.3f}" if score.gold else "-"
-        lines.append(f"  {score.type:<28}{score.gold:>6}{recall:>9}{score.predicted:>11}"
-                     f"{score.precision:>11.3f}")
+        interval = report.interval(score.type)
+        ci = f"{interval.low:.3f}-{interval.high:.3f}" if interval else "-"
+        lines.append(f"  {score.type:<28}{score.gold:>6}{recall:>9}{ci:>15}"
+                     f"{score.predicted:>11}{score.precision:>11.3f}")
     lines.append(f"  false alarms on sentences without personal data: {report.false_alarms}/"
                  f"{report.clean_sentences} = {report.false_alarm_rate:.3f}")
     return "\n".join(lines) + "\n"
@@ -96,6 +119,17 @@ def format_secrets(scores: list[SecretScore], details: bool) -> str:
             tripped = ", ".join(f"{rule} ×{n}" for rule, n in score.trap_rules) or "none"
             lines.append(f"  {score.source} missed: {missed}")
             lines.append(f"  {score.source} traps flagged: {tripped}")
+    return "\n".join(lines) + "\n"
+
+
+def format_word_problems(rates: list[tuple[float, list[FlagRate]]]) -> str:
+    lines = ["Word problems flagged (no real personal data in them)",
+             f"  {'min_confidence':>15}{'benchmark':>11}{'prompts':>9}{'flagged':>9}"
+             f"{'rate':>8}{'person':>8}"]
+    for threshold, per_benchmark in rates:
+        for r in per_benchmark:
+            lines.append(f"  {threshold:>15.2f}{r.benchmark:>11}{r.prompts:>9}{r.flagged:>9}"
+                         f"{r.rate:>8.3f}{r.person_flagged:>8}")
     return "\n".join(lines) + "\n"
 
 

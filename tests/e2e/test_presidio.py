@@ -21,7 +21,7 @@ from tests.support.servers import serve
 pytest.importorskip("presidio_analyzer")
 
 # The built-in detectors find no one here (a lone given name, no cue); Presidio's model does.
-ONLY_PRESIDIO = "Why is Katrine so impulsive?"
+ONLY_PRESIDIO = "Why is Zebulon so impulsive?"
 NOBODY = "Why is the sky blue at noon?"
 
 
@@ -62,9 +62,9 @@ def test_a_name_only_presidio_finds_keeps_the_request_home(
     assert _ask(gateways["presidio"], "auto", ONLY_PRESIDIO)[0] == "home"
     assert _ask(gateways["presidio"], "auto", NOBODY)[0] == "away"
     rows = _audit_rows(tmp_path / "p.jsonl", expected=2)
-    katrine = next(r for r in rows if r["backend"] == "home")
-    assert katrine["rule"] == "sensitive-home" and katrine["sensitive_types"] == ["person"]
-    assert "Katrine" not in (tmp_path / "p.jsonl").read_text()  # offsets, never values
+    zebulon = next(r for r in rows if r["backend"] == "home")
+    assert zebulon["rule"] == "sensitive-home" and zebulon["sensitive_types"] == ["person"]
+    assert "Zebulon" not in (tmp_path / "p.jsonl").read_text()  # offsets, never values
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -67,7 +67,7 @@ def test_mistakes_are_named(tmp_path: Path) -> None:
 
 def test_presidio_adds_its_findings_on_request(tmp_path: Path) -> None:
     pytest.importorskip("presidio_analyzer")
-    lines: list[object] = [{"prompt": "Why is Katrine so impulsive?"}]
+    lines: list[object] = [{"prompt": "Why is Zebulon so impulsive?"}]
     plain = orjson.loads(run(tmp_path, lines=lines)[1])
     code, output = run(tmp_path, "--presidio", lines=lines)
     assert code == 0, output

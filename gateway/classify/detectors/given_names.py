@@ -8,6 +8,7 @@ need a second cue.
 from __future__ import annotations
 
 from gateway.classify.detectors.given_names_more import MORE_GIVEN_NAMES
+from gateway.classify.detectors.given_names_world import WORLD_GIVEN_NAMES
 
 _ENGLISH = """
 Aaron Abigail Adam Adrian Aidan Alan Albert Alex Alexander Alexandra Alexis Alfred Alice Alicia
@@ -182,4 +183,4 @@ GIVEN_NAMES: frozenset[str] = frozenset(
         (_ENGLISH, _ROMANCE, _GERMANIC, _NORDIC, _SLAVIC_BALTIC, _HUNGARIAN_GREEK_TURKIC,
          _ASIAN_AFRICAN_MIDDLE_EAST)
     ).split()
-) | MORE_GIVEN_NAMES
+) | MORE_GIVEN_NAMES | WORLD_GIVEN_NAMES

@@ -162,3 +162,22 @@ NAME_BREAKERS = frozenset(
     Utca Ulica Trg Systems Software Networks Industries Enterprises Agency Services Motors
     Airlines Pharmaceuticals Insurance Energy Foods Brands Markets Realty Properties""".split()
 )
+
+# Given names that, written lower-case, are far more often words ("gene expression", "de
+# jure", "drew a line", "graham crackers"). A capital-free line is not re-read for them, and
+# they stay lower-case when it is. From general knowledge, plus the given names found
+# lower-case at least twice in the MMLU and GSM8K prompts (../shared/data/routing).
+LOWER_CASE_WORDS = frozenset(
+    """gene mere unto charity jure drew dean clay tore maxim till rim hazel tuba marina eddy ed
+    della wit teddy edit alexia rami graham madeleine jean bob sue pat rob bill rusty sandy jack
+    nick mike grant norm art chip lance pierce reed wade ward carol iris ivy ruby pearl dawn
+    faith hope joy grace rose lily violet daisy holly heather fern rosemary basil sage jasmine
+    amber crystal jade summer autumn april june august may will mark frank victor earl duke
+    prince king guy rex max ray penny ginger olive angel destiny harmony melody patience
+    prudence constance felicity trinity chance hunter chase cliff dale glen heath lane miles rod
+    don dick harry jimmy jerry tommy bobby betty patty sunny buck colt cole drake rocky stone
+    sterling gale myrtle opal fanny ebony misty brandy candy cherry honey precious carmen
+    florence georgia virginia austin dallas sydney victoria chelsea lincoln orlando regina
+    madison brooklyn jordan tyler mason carter cooper parker porter fisher baker taylor
+    christian sonny ken liberty""".split()
+)

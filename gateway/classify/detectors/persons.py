@@ -3,8 +3,10 @@
 Evidence: a known given name, an honorific, a cue phrase before or after ("my name is",
 "… said"), a surname ending, letters outside ASCII, several capitalised words in a row, a name
 alone on a line at the top of a contact block, and names already found elsewhere in the text
-(a repeated surname, the other members of "Eklund, Michael and Hodge"). No single weak signal
-is enough, which keeps ordinary capitalised words ("Wisdom", "Southern Tunisia") unflagged.
+(a repeated surname, the other members of "Eklund, Michael and Hodge", the other speakers of
+a transcript). No single weak signal is enough, which keeps ordinary capitalised words
+("Wisdom", "Southern Tunisia") unflagged. Lines typed without capitals are true-cased first
+(lower_case_lines.py) and scored the same way at a higher bar.
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ import re
 
 from gateway.classify.detectors.common_words import COMMON_WORDS
 from gateway.classify.detectors.given_names import GIVEN_NAMES
+from gateway.classify.detectors.lower_case_lines import lower_case_lines
 from gateway.classify.detectors.name_words import (
     AMBIGUOUS,
     COMMON_CAPITALISED,
     DISTINCT_SURNAME_ENDINGS,
+    LOWER_CASE_WORDS,
     NAME_BREAKERS,
     PARTICLES,
     SURNAME_ENDINGS,
 )
 from gateway.classify.detectors.person_cues import cue_score, layout_score
-from gateway.classify.detectors.textview import TextView
+from gateway.classify.detectors.textview import TextView, make_view
 from gateway.types import SensitiveSpan
 
 # A capitalised word on the class map, not glued to a letter or digit on either side (so not
@@ -39,7 +43,12 @@ _RUN_ASCII = re.compile(
 # Words whose first letter is not ASCII ("Šárka"): a second literal-led pass, non-ASCII text only.
 _RUN_NON_ASCII = re.compile(rb"\?(?<![Aa0_?'.]\?)[a?]++" + _END + rb"(?:" + _JOIN + _WORD + rb")*")
 _THRESHOLD = 0.55
-_NEXT_IN_LIST = re.compile(r"(?:, and |, | and | & )([A-Z][^\W\d_]+)(?![\w.(])")
+# In a true-cased line every unusual word has a capital, so two of them in a row after "of"
+# ("of Baroque Pop") would pass the usual bar, and so would any word after a cue ("my friend
+# Lives in…"): there a name needs a higher score, and a lone word some evidence of its own.
+_LOWER_CASE_THRESHOLD = 0.65
+# A list's last member may end the sentence ("… Teresa and Jodi."), but "Os.path" is code.
+_NEXT_IN_LIST = re.compile(r"(?:, and |, | and | & )([A-Z][^\W\d_]+)(?![\w(]|\.\w)")
 _PREVIOUS_IN_LIST = re.compile(r"(?<![\w.])([A-Z][^\W\d_]+)(?:, and |, | and | & )\Z")
 _SELF_INTRO = re.compile(rb"name is ([a-z][a-z?'-]+(?: [a-z][a-z?'-]+)?)")
 _LOWER_GIVEN = frozenset(n.lower() for n in GIVEN_NAMES - AMBIGUOUS)
@@ -49,10 +58,27 @@ Token = tuple[int, int]
 _ENDING_TAILS = frozenset(e[-2:] for e in (*DISTINCT_SURNAME_ENDINGS, *SURNAME_ENDINGS))
 # Capitalised words that are not names on their own (a given name is never in this set).
 _ORDINARY = (COMMON_CAPITALISED | COMMON_WORDS) - (GIVEN_NAMES - AMBIGUOUS)
+# Words a true-cased line leaves lower-case: everyday words, and the given names that are
+# everyday words too ("will", "may", "mark"), which in lower case almost never are names.
+_LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS) | LOWER_CASE_WORDS
+_LOWER_LINE_GIVEN = _LOWER_GIVEN - LOWER_CASE_WORDS
 
 
 def detect_persons(view: TextView) -> list[SensitiveSpan]:
+    spans = _capitalised_names(view, lower_case=False)
+    spans.extend(_lower_case_introductions(view))
+    for offset, true_cased in lower_case_lines(view, _LOWER_LINE_GIVEN, _LOWER_ORDINARY,
+                                               PARTICLES):
+        spans.extend(
+            SensitiveSpan("person", "pii", s.start + offset, s.end + offset, s.confidence)
+            for s in _capitalised_names(make_view(true_cased), lower_case=True)
+        )
+    return spans
+
+
+def _capitalised_names(view: TextView, lower_case: bool) -> list[SensitiveSpan]:
     text = view.text
+    threshold = _LOWER_CASE_THRESHOLD if lower_case else _THRESHOLD
     runs = [m.span() for m in _RUN_ASCII.finditer(view.classes)]
     if not view.ascii_only:
         runs.extend(
@@ -66,20 +92,19 @@ def detect_persons(view: TextView) -> list[SensitiveSpan]:
         if " " not in chunk:
             if chunk not in _ORDINARY and not (chunk[-1] == "s" and chunk[:-1] in _ORDINARY):
                 unknown.append((start, end))
-                score = _lone_score(view, chunk, start, end)
-                if score >= _THRESHOLD:
+                score = _lone_score(view, chunk, start, end, lower_case)
+                if score >= threshold:
                     spans.append(SensitiveSpan("person", "pii", start, end,
                                                round(min(0.95, score), 2)))
             continue
         for run in _split(text, start, chunk):
-            score = _run_score(view, run)
-            if score >= _THRESHOLD:
+            score = _run_score(view, run, lower_case)
+            if score >= threshold:
                 spans.append(SensitiveSpan("person", "pii", run[0][0], run[-1][1],
                                            round(min(0.95, score), 2)))
     if spans:
         spans = _joined(text, spans)
         spans.extend(_propagated(text, unknown, spans))
-    spans.extend(_lower_case_introductions(view))
     return spans
 
 
@@ -97,7 +122,7 @@ def _joined(text: str, spans: list[SensitiveSpan]) -> list[SensitiveSpan]:
     return merged
 
 
-def _lone_score(view: TextView, word: str, start: int, end: int) -> float:
+def _lone_score(view: TextView, word: str, start: int, end: int, lower_case: bool) -> float:
     """The fast path for a single capitalised word, the overwhelmingly common case."""
     score = 0.0
     if word in GIVEN_NAMES and word not in AMBIGUOUS:
@@ -110,7 +135,7 @@ def _lone_score(view: TextView, word: str, start: int, end: int) -> float:
             score = 0.45
     if not word.isascii():
         score += 0.25
-    if score >= _THRESHOLD:
+    if score >= _THRESHOLD or (lower_case and score == 0.0):
         return score
     return score + cue_score(view, start, end) + layout_score(view, start, end)
 
@@ -151,12 +176,12 @@ def _split(text: str, start: int, chunk: str) -> list[list[Token]]:
     return runs
 
 
-def _run_score(view: TextView, run: list[Token]) -> float:
+def _run_score(view: TextView, run: list[Token], lower_case: bool) -> float:
     text = view.text
     names = [text[s:e] for s, e in run]
     start, end = run[0][0], run[-1][1]
     if len(names) == 1:
-        return _lone_score(view, names[0], start, end)
+        return _lone_score(view, names[0], start, end, lower_case)
     score = 0.25  # several capitalised words in a row
     if any(w in GIVEN_NAMES and w not in AMBIGUOUS for w in names):
         score += 0.85
@@ -192,6 +217,12 @@ def _propagated(
         for start, end in unknown:
             if (start, end) not in covered and text[start:end] in surnames:
                 extra.append(SensitiveSpan("person", "pii", start, end, 0.7))
+    if any(_is_speaker_label(text, s.start, s.end) for s in found):
+        # A transcript: once one speaker is a person, so are the other speakers.
+        for start, end in unknown:
+            if (start, end) not in covered and _is_speaker_label(text, start, end):
+                covered.add((start, end))
+                extra.append(SensitiveSpan("person", "pii", start, end, 0.6))
     queue = [(s.start, s.end) for s in found]
     while queue:
         start, end = queue.pop()
@@ -203,6 +234,11 @@ def _propagated(
             queue.append(neighbour)
             extra.append(SensitiveSpan("person", "pii", neighbour[0], neighbour[1], 0.6))
     return extra
+
+
+def _is_speaker_label(text: str, start: int, end: int) -> bool:
+    """A word at the start of a line, right before a colon ("Amy: …")."""
+    return text[end:end + 1] == ":" and (start == 0 or text[start - 1] == "\n")
 
 
 def _list_neighbours(text: str, start: int, end: int) -> list[Token]:

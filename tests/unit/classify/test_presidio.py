@@ -84,8 +84,8 @@ async def test_the_profile_adds_presidio_findings_to_the_built_in_ones(
 ) -> None:
     with ThreadPoolExecutor(1) as pool:
         classifier = standard_classifier(extra=PresidioFinder(pool, config))
-        profile = await classifier.profile(chat("Why is Katrine so impulsive? Mail a@b.co.uk"))
-        plain = await standard_classifier().profile(chat("Why is Katrine so impulsive?"))
+        profile = await classifier.profile(chat("Why is Zebulon so impulsive? Mail a@b.co.uk"))
+        plain = await standard_classifier().profile(chat("Why is Zebulon so impulsive?"))
     assert {s.type for s in profile.spans} == {"person", "email"}
     assert profile.sensitivity == ("pii",) and plain.spans == ()
 

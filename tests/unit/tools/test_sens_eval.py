@@ -13,11 +13,15 @@ import gateway.cli.sensitivity_commands  # noqa: F401  (registers eval-sensitivi
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.cli.classifier_commands import classifier
 from gateway.tools.sensitivity_eval import (
+    GoldSpan,
+    PiiExample,
     evaluate_pii,
     evaluate_secrets,
     load_pii_examples,
     load_secret_cases,
+    select_split,
 )
+from gateway.tools.sensitivity_word_problems import word_problem_flags
 
 SHARED_DATA = Path("/work/shared/data")
 
@@ -80,8 +84,9 @@ def test_secret_counts(tmp_path: Path) -> None:
 def test_cli_prints_tables(tmp_path: Path) -> None:
     write_data(tmp_path)
     result = CliRunner().invoke(classifier, ["eval-sensitivity", "--data", str(tmp_path),
-                                             "--no-latency", "--details"])
+                                             "--no-latency", "--details", "--split", "all"])
     assert result.exit_code == 0, result.output
+    assert "90% CI" in result.output and "(split: all, 6 sentences)" in result.output
     assert "street_address" in result.output and "false alarms" in result.output
     assert "gitleaks" in result.output and "detect-secrets missed: none" in result.output
 
@@ -101,3 +106,39 @@ def test_targets_on_shared_data() -> None:
     secrets = {s.source: s for s in evaluate_secrets(
         scanner, load_secret_cases(SHARED_DATA / "secrets"))}
     assert secrets["gitleaks"].recall >= 0.95
+
+
+def test_split_keeps_each_template_on_one_side() -> None:
+    examples = [PiiExample(f"Text {i}", (), False, template_id=i % 40) for i in range(400)]
+    tune, held = select_split(examples, "tune"), select_split(examples, "holdout")
+    assert len(tune) + len(held) == 400 and select_split(examples, "all") == examples
+    assert not {e.template_id for e in tune} & {e.template_id for e in held}
+    assert 0.15 < len(held) / 400 < 0.45  # about 30 % of templates
+
+
+def test_recall_interval_brackets_the_estimate_and_widens_with_disagreement() -> None:
+    name = [GoldSpan("person", 4, 8)]
+    hit = [PiiExample("Ask Anna now", tuple(name), True, template_id=t) for t in range(20)]
+    miss = [PiiExample("Ask zzzz now", tuple(name), True, template_id=t) for t in range(20, 30)]
+    report = evaluate_pii(SensitivityScanner(), hit + miss, rounds=500)
+    (score,) = [s for s in report.scores if s.type == "person"]
+    interval = report.interval("person")
+    assert interval is not None and score.recall == 20 / 30
+    assert 0.0 < interval.low < score.recall < interval.high < 1.0
+    agreed = evaluate_pii(SensitivityScanner(), hit, rounds=500).interval("person")
+    assert agreed is not None and (agreed.low, agreed.high) == (1.0, 1.0)
+
+
+def test_word_problems_flagged(tmp_path: Path) -> None:
+    rows = [{"benchmark": "gsm8k", "prompt": "Natalia sold 48 clips. How many are left?"},
+            {"benchmark": "gsm8k", "prompt": "A train leaves at noon. When does it arrive?"},
+            {"benchmark": "mmlu", "prompt": "Which gas is most abundant in air?"}]
+    path = tmp_path / "routellm_mmlu_gsm8k.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    rates = {r.benchmark: r for r in word_problem_flags(SensitivityScanner(), path)}
+    assert (rates["gsm8k"].prompts, rates["gsm8k"].flagged, rates["gsm8k"].person_flagged) == (
+        2, 1, 1)
+    assert rates["mmlu"].flagged == 0 and rates["gsm8k"].rate == 0.5
+    # "Natalia" alone scores below 0.7: at that threshold nothing routes.
+    strict = word_problem_flags(SensitivityScanner(), path, min_confidence=0.7)
+    assert all(r.flagged == 0 for r in strict)

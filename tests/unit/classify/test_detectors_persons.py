@@ -1,0 +1,88 @@
+"""Person names beyond capitalised prose: lines typed without capitals, speakers in a
+transcript, the last member of a list, and the given-name lists' hygiene."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.classify.detectors.common_words import COMMON_WORDS
+from gateway.classify.detectors.given_names import GIVEN_NAMES
+from gateway.classify.detectors.given_names_world import WORLD_GIVEN_NAMES
+from gateway.classify.detectors.lower_case_lines import lower_case_lines
+from gateway.classify.detectors.name_words import (
+    AMBIGUOUS,
+    COMMON_CAPITALISED,
+    LOWER_CASE_WORDS,
+)
+from gateway.classify.detectors.textview import make_view
+from gateway.classify.sensitivity import SensitivityScanner
+
+SCANNER = SensitivityScanner()
+
+
+def persons(text: str) -> list[str]:
+    return [text[s.start:s.end] for s in SCANNER.scan(text) if s.type == "person"]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [("follow up with kristoffer haugen next week", ["kristoffer haugen"]),
+     ("we had dinner with sigrid, mads and yvonne.", ["sigrid", "mads", "yvonne"]),
+     ("Subject: visit\nhey, can you ask tomasz about the keys", ["tomasz"]),
+     ("the true gender of bertram has been debated", ["bertram"])],
+)
+def test_names_in_lines_without_capitals(text: str, names: list[str]) -> None:
+    assert persons(text) == names
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["my friend lives in the city and works from home",  # a cue, but no name after it
+     "the gene expression was measured and drew a clear line",  # names that are words here
+     "import adam\nfrom torch import optim, adam",  # code
+     "    total = compute(adam, eve)\n",
+     "see you at the rally; bring the banners and a flask of tea"],
+)
+def test_no_names_in_ordinary_lower_case_text(text: str) -> None:
+    assert persons(text) == []
+
+
+def test_a_line_with_a_capital_is_left_to_the_ordinary_pass() -> None:
+    view = make_view("Call sigrid today\nremind sigrid about the cabin\n")
+    lines = list(lower_case_lines(view, frozenset({"sigrid"}), frozenset({"about", "the"}),
+                                  frozenset()))
+    # One line, with its offset in the whole text, true-cased with the same length.
+    assert lines == [(18, "Remind Sigrid about the Cabin")]
+
+
+def test_true_casing_keeps_offsets_when_a_capital_is_longer() -> None:
+    # "ŉ" upper-cases to two characters: such a word keeps its lower-case form.
+    text = "ask ŉoah and sigrid about it"
+    [(offset, line)] = lower_case_lines(make_view(text), frozenset({"sigrid"}),
+                                        frozenset({"ask", "about"}), frozenset())
+    assert offset == 0 and len(line) == len(text) and "Sigrid" in line
+
+
+def test_other_speakers_of_a_transcript_are_people_once_one_is() -> None:
+    text = "Odalric: Where were you?\nMargit: At the station.\nNote: no reply"
+    assert persons(text) == ["Odalric", "Margit"]
+
+
+def test_labels_alone_are_not_people() -> None:
+    assert persons("Odalric: yes\nSummary: fine") == []
+
+
+def test_the_last_member_of_a_list_before_a_full_stop() -> None:
+    assert persons("They invited Ingrid, Paavo and Quillon.") == ["Ingrid", "Paavo", "Quillon"]
+    assert persons("Ask Paavo and Requests.get about it") == ["Paavo"]
+
+
+def test_new_given_names_are_not_everyday_words() -> None:
+    everyday = COMMON_WORDS | COMMON_CAPITALISED | AMBIGUOUS
+    assert not WORLD_GIVEN_NAMES & everyday
+    assert all(len(name) > 3 for name in WORLD_GIVEN_NAMES)
+    assert WORLD_GIVEN_NAMES <= GIVEN_NAMES
+
+
+def test_lower_case_words_are_lower_case() -> None:
+    assert all(word == word.lower() for word in LOWER_CASE_WORDS)
