@@ -67,10 +67,9 @@ def test_explain_scores_with_the_router_the_request_path_would_use(tmp_path: Pat
     import asyncio
     import json
 
-    from gateway.tools.explain import explain
-
     from gateway.classify.complexity_features import FEATURIZER_VERSION
     from gateway.classify.standard import standard_classifier
+    from gateway.tools.explain import explain
     from gateway.types import Endpoint, RouteRequest, TenantContext
 
     tenant, group = routers(tmp_path)
