@@ -11,9 +11,11 @@ targets are read as ratios to it (`--no-bare` leaves it out).
 `--policy minimal` is the one-backend policy of earlier runs, where `--budgets` gives the
 benchmark tenant a budget and rpm/tpm limits it never reaches, so every request is reserved
 and settled against them; compare its req/s with a run without. `--redis-url` keeps budgets in
-Redis, as replicas share them (either policy). `--anthropic` and `--responses` add, at
-concurrency 1, the price of the Anthropic upstream path and of the Responses API front door
-against the plain chat path through the same gateway.
+Redis, as replicas share them (either policy), and `--database-url` audits into Postgres: with
+both, the run is what a deployment runs (the output says which audit database and budget store
+ran; without them, SQLite in the gateway's process and budgets in memory). `--anthropic` and
+`--responses` add, at concurrency 1, the price of the Anthropic upstream path and of the
+Responses API front door against the plain chat path through the same gateway.
 """
 
 from __future__ import annotations
@@ -87,13 +89,15 @@ class Options:
     budgets: Budgets | None = None
     realistic: bool = True
     bare: bool = True
+    database_url: str | None = None  # None: SQLite in the gateway's own process
 
     @property
     def budgets_label(self) -> str:
         policy = "realistic policy" if self.realistic else "minimal policy"
+        audit = "audit to Postgres" if self.database_url else "audit to SQLite (in process)"
         if self.budgets is None:
-            return f"{policy}, budgets off"
-        return f"{policy}, budgets on ({self.budgets.store} store)"
+            return f"{policy}, budgets off, {audit}"
+        return f"{policy}, budgets on ({self.budgets.store} store), {audit}"
 
     @property
     def planned_s(self) -> float:
@@ -156,7 +160,15 @@ def parse_args(argv: list[str]) -> Options:
         help="with --redis-url: GATEWAY_BUDGET_LEASE_S for the gateway (0: one Redis call per "
         "admit and per settle; default: the gateway's leases)",
     )
+    parser.add_argument(
+        "--database-url", default=None,
+        help="audit into this Postgres (GATEWAY_DATABASE_URL, postgresql+asyncpg://...), "
+        "migrated first, as a deployment does; default: a fresh SQLite file, whose engine "
+        "runs in the gateway's own process",
+    )
     args = parser.parse_args(argv)
+    if args.database_url and not args.database_url.startswith("postgresql"):
+        parser.error("--database-url takes a postgresql+asyncpg:// URL")
     realistic = args.policy == "realistic"
     if args.budgets and realistic:
         parser.error("--budgets is for --policy minimal (the realistic policy has its own)")
@@ -183,6 +195,7 @@ def parse_args(argv: list[str]) -> Options:
         if args.budgets or realistic else None,
         realistic=realistic,
         bare=not args.no_bare,
+        database_url=args.database_url,
     )
     problem = _out_of_bounds(options)
     if problem:
@@ -301,9 +314,11 @@ def run(options: Options) -> tuple[list[Outcome], PathRuns]:
         )
         if options.realistic:
             setup = GatewaySetup.create(work_dir, work_dir / "realistic.yaml", mock_port,
-                                        options.budgets, template=REALISTIC_POLICY)
+                                        options.budgets, template=REALISTIC_POLICY,
+                                        database_url=options.database_url)
         else:
-            setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port, options.budgets)
+            setup = GatewaySetup.create(work_dir, POLICY_PATH, mock_port, options.budgets,
+                                        database_url=options.database_url)
         bare_port = bare_probe = None
         if options.bare:
             bare_port = free_port()

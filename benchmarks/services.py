@@ -199,10 +199,12 @@ class GatewaySetup:
     @classmethod
     def create(
         cls, work_dir: Path, policy_path: Path, mock_port: int, budgets: Budgets | None = None,
-        template: Path | None = None,
+        template: Path | None = None, database_url: str | None = None,
     ) -> GatewaySetup:
         """`template`: a policy file naming the mock's port `@MOCK_PORT@` (its own tenants and
-        budgets); without it, the minimal one-backend policy, with `budgets` if given."""
+        budgets); without it, the minimal one-backend policy, with `budgets` if given.
+        `database_url`: audit into that Postgres (migrated here) instead of a fresh SQLite
+        file."""
         if template is not None:
             policy_path.write_text(template.read_text().replace(MOCK_PORT, str(mock_port)))
         else:
@@ -211,7 +213,7 @@ class GatewaySetup:
         # what a run measures without saying so.
         env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
         env.update(
-            GATEWAY_DATABASE_URL=f"sqlite+aiosqlite:///{work_dir / 'gw.db'}",
+            GATEWAY_DATABASE_URL=database_url or f"sqlite+aiosqlite:///{work_dir / 'gw.db'}",
             GATEWAY_ADMIN_KEY=ADMIN_KEY,
             GATEWAY_LOG_LEVEL="warning",
             NO_PROXY="127.0.0.1,localhost",
@@ -228,7 +230,21 @@ class GatewaySetup:
             env["GATEWAY_REDIS_URL"] = budgets.redis_url
             if budgets.lease_s is not None:
                 env["GATEWAY_BUDGET_LEASE_S"] = str(budgets.lease_s)
-        return cls(work_dir, policy_path, env)
+        setup = cls(work_dir, policy_path, env)
+        if database_url:
+            setup.run_cli("migrate")  # the app never migrates on start-up
+        return setup
+
+    def run_cli(self, *args: str) -> str:
+        """One `gateway` command; its stdout, or RuntimeError with its output."""
+        done = subprocess.run(self.cli(*args), env=self.env, cwd=BENCH_DIR.parent,
+                              capture_output=True, text=True, timeout=CLI_TIMEOUT_S, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"`gateway {' '.join(args)}` failed (exit {done.returncode}):\n"
+                f"{done.stdout[-LOG_TAIL_CHARS:]}\n{done.stderr[-LOG_TAIL_CHARS:]}"
+            )
+        return done.stdout
 
     def cli(self, *args: str) -> list[str]:
         # Prefer the console script installed beside this interpreter (the project's venv).

@@ -20,6 +20,7 @@ from starlette.types import Receive
 from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
+from gateway.api.hot_path import WholeReply
 from gateway.api.parsing import parse_route_request, read_body
 from gateway.api.sse_response import SSEResponse
 from gateway.components import Components
@@ -58,7 +59,7 @@ async def _route(request: Request, endpoint: Endpoint) -> Response:
     except ClientGone:
         return Response(status_code=499)  # nobody is listening; the record says why
     assert isinstance(result, Completed)
-    return Response(result.body, media_type=result.content_type, headers=result.headers)
+    return WholeReply(result.body, result.content_type, result.headers)
 
 
 class ClientGone(Exception):

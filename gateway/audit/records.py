@@ -203,7 +203,9 @@ def _fit_json(value: Any) -> Any:
 
 
 def row_hash(row: Row) -> str:
-    content = {k: v for k, v in row.items() if k != "row_hash" and k != CONTENT}
+    # A row being linked has neither key yet (nearly every call): hashed without a copy.
+    content = row if "row_hash" not in row and CONTENT not in row else {
+        k: v for k, v in row.items() if k != "row_hash" and k != CONTENT}
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

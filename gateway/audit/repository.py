@@ -121,10 +121,7 @@ class AuditRepository:
 
 
 async def insert_rows(conn: AsyncConnection, rows: list[Row]) -> int:
-    params = [
-        {k: v for k, v in row.items() if k != CONTENT} | {"ts": ts_datetime(row["ts"])}
-        for row in rows
-    ]
+    params = [_db_row(row) for row in rows]
     if conn.dialect.name == "postgresql":
         found = await bulk_insert(conn, audit_log, params, (
             "ON CONFLICT (chain_id, seq, ts) DO NOTHING RETURNING chain_id, seq"
@@ -144,6 +141,15 @@ async def insert_rows(conn: AsyncConnection, rows: list[Row]) -> int:
         if contents:
             await conn.execute(statements(conn.dialect.name).content, contents)
     return len(new)
+
+
+def _db_row(row: Row) -> Row:
+    """The audit_log columns: the row with its timestamp as a datetime, without content.
+    One copy (the journal and the retry queue still hold the row as it was)."""
+    stored = dict(row)
+    stored["ts"] = ts_datetime(row["ts"])
+    stored.pop(CONTENT, None)
+    return stored
 
 
 async def _add_rollups(conn: AsyncConnection, rows: list[Row]) -> None:

@@ -30,6 +30,21 @@ def periods(now_unix_s: float) -> tuple[str, str]:
     return day, day[:7]
 
 
+class DayPeriods:
+    """`periods(now)`, the strings made once per UTC day (a unix day is exactly 86,400 s),
+    not per request; a time outside the remembered day (either side) is computed afresh."""
+
+    def __init__(self) -> None:
+        self._start, self._end, self._found = 0.0, 0.0, ("", "")
+
+    def __call__(self, now_unix_s: float) -> tuple[str, str]:
+        if not self._start <= now_unix_s < self._end:
+            self._start = now_unix_s - now_unix_s % 86_400
+            self._end = self._start + 86_400
+            self._found = periods(now_unix_s)
+        return self._found
+
+
 def period_end_unix_s(period: str) -> int:
     """When a day ("YYYY-MM-DD") or month ("YYYY-MM") period ends, in UTC unix seconds."""
     if _DAY.match(period):

@@ -17,10 +17,10 @@ from gateway.budget.limits import (
     Admission,
     AdmitRequest,
     BudgetUnavailable,
+    DayPeriods,
     RateState,
     Reservation,
     ScopeLimits,
-    periods,
 )
 from gateway.budget.pricing import cost_micro_usd
 from gateway.budget.store import BudgetStore
@@ -52,6 +52,7 @@ class BudgetGate:
         # tenant id → whether its last admission crossed a soft limit; rules read it through
         # decide(over_soft_limit=...) so a tenant is downgraded before the hard stop.
         self._soft: dict[str, bool] = {}
+        self._periods = DayPeriods()
 
     def over_soft_limit(self, tenant_id: str) -> bool:
         return self._soft.get(tenant_id, False)
@@ -65,7 +66,7 @@ class BudgetGate:
         cost_micro_usd: int,
         tokens: int,
     ) -> Admitted:
-        day, month = periods(time.time())
+        day, month = self._periods(time.time())
         try:
             admission = await self._store.admit(AdmitRequest(
                 request_id, tenant.tenant_id, scopes, cost_micro_usd, tokens, day, month

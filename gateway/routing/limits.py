@@ -5,11 +5,15 @@ Limits come from the policy file (`tenants:`) and from the admin API (a row per 
 database, which replaces the policy's setting for that scope). Both are in the budget store's
 terms before a request needs them: the policy's when it loads, an override row when it is
 read. The database is read at most once per tenant per `ttl_s`, so every replica sees an
-admin change within that time and the request path almost never waits on SQL.
+admin change within that time and the request path almost never waits on SQL. When the time is
+up, the requests that arrive while the read is under way wait for that one read: at 16 in
+flight, each used to send its own query (past the connection pool's size, opening connections
+and rewriting the last-known file as many times).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
@@ -37,6 +41,7 @@ class LimitsResolver:
         self._ttl_s = ttl_s
         self._clock = clock
         self._cache: dict[str, tuple[float, dict[str, ScopeLimits | None]]] = {}
+        self._reading: dict[str, asyncio.Future[ScopeOverrides]] = {}  # one read per tenant
 
     def invalidate(self, tenant_id: str) -> None:
         self._cache.pop(tenant_id, None)
@@ -83,7 +88,7 @@ class LimitsResolver:
         if cached is not None and cached[0] > now:
             return cached[1]
         try:
-            rows = await self._load(tenant_id)
+            rows = await self._read(tenant_id)
         except DatabaseUnavailable:
             if cached is None:
                 raise  # an admin limit may exist: refusing beats ignoring it
@@ -94,3 +99,19 @@ class LimitsResolver:
             self._cache.clear()
         self._cache[tenant_id] = (now + self._ttl_s, specs)
         return specs
+
+    async def _read(self, tenant_id: str) -> ScopeOverrides:
+        """The tenant's override rows, read once for every request waiting on them. Shielded:
+        a request whose client leaves does not cancel the read the others wait on."""
+        assert self._load is not None
+        reading = self._reading.get(tenant_id)
+        if reading is None:
+            reading = self._reading[tenant_id] = asyncio.ensure_future(self._load(tenant_id))
+            reading.add_done_callback(lambda done: self._read_done(tenant_id, done))
+        return await asyncio.shield(reading)
+
+    def _read_done(self, tenant_id: str, done: asyncio.Future[ScopeOverrides]) -> None:
+        if self._reading.get(tenant_id) is done:
+            del self._reading[tenant_id]
+        if not done.cancelled():
+            done.exception()  # retrieved here too: every waiter may have left

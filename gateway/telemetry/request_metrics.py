@@ -4,6 +4,9 @@ security read, so the dashboard and the reports cannot disagree about what happe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from gateway.types import AuditEvent
@@ -12,6 +15,23 @@ from gateway.types import AuditEvent
 LATENCY_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 TTFT_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 NONE = "none"  # the label when no backend was chosen (refused before dispatch)
+
+Child = TypeVar("Child", Counter, Histogram)
+
+
+def bound(metric: Child) -> Callable[..., Child]:
+    """`metric.labels`, remembered per label values: prometheus_client validates the values
+    and takes a lock on every call, several times per request here. The cache holds exactly
+    the children the metric itself keeps forever, so it grows no further than the metric."""
+    children: dict[tuple[str, ...], Child] = {}
+
+    def child(*values: str) -> Child:
+        found = children.get(values)
+        if found is None:
+            found = children[values] = metric.labels(*values)
+        return found
+
+    return child
 
 
 class RequestMetrics:
@@ -45,23 +65,28 @@ class RequestMetrics:
             ["backend"], registry=registry,
         )
 
+        self._requests, self._decisions = bound(self.requests), bound(self.decisions)
+        self._duration, self._ttft = bound(self.duration), bound(self.ttft)
+        self._tokens, self._cost = bound(self.tokens), bound(self.cost)
+        self._spill_overs = bound(self.spill_overs)
+
     def observe(self, events: list[AuditEvent]) -> None:
         for event in events:
             tenant, backend = event.tenant_name or event.tenant_id, event.backend or NONE
-            self.requests.labels(tenant, backend, str(event.status)).inc()
+            self._requests(tenant, backend, str(event.status)).inc()
             if event.rule is not None:
-                self.decisions.labels(event.rule).inc()
+                self._decisions(event.rule).inc()
             if event.backend is None:
                 continue
-            self.duration.labels(backend).observe(event.duration_s)
+            self._duration(backend).observe(event.duration_s)
             if event.ttft_s is not None:
-                self.ttft.labels(backend).observe(event.ttft_s)
+                self._ttft(backend).observe(event.ttft_s)
             for kind, count in (("prompt", event.prompt_tokens),
                                 ("completion", event.completion_tokens),
                                 ("cached", event.cached_tokens)):
                 if count:
-                    self.tokens.labels(tenant, backend, kind).inc(count)
+                    self._tokens(tenant, backend, kind).inc(count)
             if event.cost_micro_usd:
-                self.cost.labels(tenant, backend).inc(event.cost_micro_usd / 1_000_000)
+                self._cost(tenant, backend).inc(event.cost_micro_usd / 1_000_000)
             if event.spill_over:
-                self.spill_overs.labels(backend).inc()
+                self._spill_overs(backend).inc()

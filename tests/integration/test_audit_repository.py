@@ -101,3 +101,23 @@ async def test_opted_in_content_is_stored_beside_the_row_outside_its_hash(
     assert [(r.request_id, r.prompt, r.response) for r in stored] == [
         (event.request_id, "Mail <EMAIL_1> now", "Done.")
     ]
+
+
+async def test_awkward_values_round_trip_exactly(engine: AsyncEngine) -> None:
+    """Floats that need all 17 digits, non-ASCII and escaped text, a backslash-u0000 spelled
+    out (on Postgres that batch goes as arrays): stored and read back as they were hashed."""
+    chain = Chain("replica-c")
+    rows = [chain.link(event_row(make_event(
+        ts_unix_s=1_795_000_000.000001 + i, duration_s=0.1 + 0.2, ttft_s=1e-5 / 3,
+        p_strong=2 / 3, tenant_name=name, requested_model='m"\\/\t',
+    ))) for i, name in enumerate(["Zürich ☃", "a\U0001f600b", "plain"])]
+    escaped = chain.link(event_row(make_event(tenant_name="literal \\u0000 text")))
+    repo = AuditRepository(engine)
+    assert await repo.insert(rows) == 3
+    assert await repo.insert([escaped]) == 1
+    async with engine.connect() as conn:
+        stored = [from_db(r._asdict()) for r in await conn.execute(
+            select(audit_log).where(audit_log.c.chain_id == "replica-c")
+            .order_by(audit_log.c.seq))]
+    assert stored == [*rows, escaped]
+    assert all(row_hash(r) == r["row_hash"] for r in stored)

@@ -9,6 +9,7 @@ import pytest
 from gateway.budget.limits import (
     AdmitRequest,
     BudgetLimits,
+    DayPeriods,
     RateLimits,
     ScopeLimits,
     period_end_unix_s,
@@ -105,3 +106,12 @@ def test_admit_request_validation(changes: dict[str, object]) -> None:
 
 def test_admit_request_accepts_a_valid_request() -> None:
     assert request().tenant_id == "acme"
+
+
+def test_day_periods_match_periods_across_day_and_month_edges() -> None:
+    remembered = DayPeriods()
+    new_year = calendar.timegm((2027, 1, 1, 0, 0, 0))
+    times = [new_year - 86_400.5, new_year - 0.000001, new_year, new_year + 0.5,
+             new_year - 1.0,  # the clock stepped back across midnight
+             new_year + 86_399.999, new_year + 86_400, 1_795_000_000.25]
+    assert [remembered(t) for t in times] == [periods(t) for t in times]

@@ -3,6 +3,8 @@ same limits come back while nothing changed, new ones after a reload or an admin
 
 from __future__ import annotations
 
+import asyncio
+
 from gateway.policy.loader import parse_policy
 from gateway.routing.limits import LimitsResolver
 from gateway.types import TenantContext
@@ -74,3 +76,38 @@ async def test_an_admin_change_is_read_after_invalidation_and_after_the_ttl() ->
     clock.now = 6.0
     found = await resolver.scopes(p, ACME, ())  # type: ignore[arg-type]
     assert found[0].budget is not None and found[0].budget.daily_micro_usd == 11_000_000
+
+
+class SlowOverrides(Overrides):
+    """Counts the reads; each waits until released, as a query in flight does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+        self.release = asyncio.Event()
+
+    async def __call__(self, tenant_id: str) -> dict[str, tuple[dict[str, object] | None, None]]:
+        self.reads += 1
+        await self.release.wait()
+        return await super().__call__(tenant_id)
+
+
+async def test_requests_arriving_during_a_read_share_it() -> None:
+    overrides, clock = SlowOverrides(), Clock()
+    resolver = LimitsResolver(overrides, ttl_s=5, clock=clock)  # type: ignore[arg-type]
+    p = policy(5.0)
+    waiting = [asyncio.ensure_future(resolver.scopes(p, ACME, ()))  # type: ignore[arg-type]
+               for _ in range(16)]
+    await asyncio.sleep(0)
+    waiting[0].cancel()  # a client that left does not cancel the others' read
+    overrides.release.set()
+    answers = await asyncio.gather(*waiting[1:])
+    assert overrides.reads == 1
+    assert all(a == answers[0] for a in answers)
+    clock.now = 6.0  # expired: read again, once
+    overrides.rows["tenant"] = ({"daily_usd": 9.0}, None)
+    again = await asyncio.gather(*(resolver.scopes(p, ACME, ())  # type: ignore[arg-type]
+                                   for _ in range(8)))
+    assert overrides.reads == 2
+    assert all(a[0].budget is not None and a[0].budget.daily_micro_usd == 9_000_000
+               for a in again)
