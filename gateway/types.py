@@ -291,6 +291,25 @@ class BackendState:
     # (scraper/fleet.py), so a burst of long replies does not over-commit the cache.
     claim_generation_tokens: float | None = None
     engine_ttft_floor_s: float | None = None
+    # Prefix/session keys (Profile.affinity_key) the gateway sent here lately, whose KV the
+    # engine's prefix cache likely still holds, and the share of the prompt tokens sent here
+    # lately that carried one of them (scraper/prefix_warmth.py).
+    warm_prefixes: frozenset[bytes] = frozenset()
+    warm_prompt_share: float = 0.0
+
+    def prompt_hit_rate(self, prefix_key: bytes | None) -> float:
+        """The share of one request's prompt the engine's prefix cache is expected to hold.
+        None of it unless its prefix key was sent here lately: a prompt that shares nothing
+        claims all of its KV, whatever the engine's average. For one that was, the engine's
+        measured hit rate is put on the prompts that can have hit (hits ÷ the share of the
+        tokens sent here that carried a warm prefix), at most the whole prompt."""
+        if prefix_key is None or prefix_key not in self.warm_prefixes:
+            return 0.0
+        load = self.load
+        hit = load.prefix_hit_rate if load is not None else None
+        if not hit or self.warm_prompt_share <= 0.0:
+            return 0.0
+        return min(1.0, hit / self.warm_prompt_share)
 
     def ttft_inputs(self, prompt_tokens: int) -> TtftInputs:
         """What a request sent now would find ahead of it: the gateway's own prompt tokens
@@ -327,7 +346,8 @@ def kv_claim_tokens(
     generation_tokens: float | None = None, prefix_hit_rate: float | None = None,
 ) -> int:
     """KV tokens a request is expected to hold at its peak: the part of its prompt the
-    engine's prefix cache does not already hold (at the engine's measured hit rate), plus
+    engine's prefix cache does not already hold (`prefix_hit_rate`: this request's expected
+    share, BackendState.prompt_hit_rate), plus
     the reply length measured on that engine (`generation_tokens`: the fleet passes a high
     quantile of recent mean lengths), never more than max_tokens."""
     hit = min(1.0, max(0.0, prefix_hit_rate or 0.0))

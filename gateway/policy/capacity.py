@@ -60,19 +60,21 @@ ROOM = Pressure(None, False, 1.0)
 
 
 def kv_need_tokens(
-    prompt_tokens: int, max_output_tokens: int | None, state: BackendState | None = None
+    prompt_tokens: int, max_output_tokens: int | None, state: BackendState | None = None,
+    prefix_key: bytes | None = None,
 ) -> int:
     """KV a request will claim on a backend: without its state the worst case (prompt +
-    max_tokens); with it, the uncached prompt plus the backend's measured reply length (a
-    high quantile of recent means, else the mean), bounded by max_tokens (kv_claim_tokens)."""
+    max_tokens); with it, the prompt less what the prefix cache is expected to hold for this
+    request (only where its prefix key was sent there lately: BackendState.prompt_hit_rate),
+    plus the backend's measured reply length (a high quantile of recent means, else the
+    mean), bounded by max_tokens (kv_claim_tokens)."""
     if state is None:
         return prompt_tokens + (max_output_tokens or KV_OUTPUT_TOKENS_UNSET)
-    load = state.load
     generation = state.claim_generation_tokens
     if generation is None:
         generation = state.mean_generation_tokens
     return kv_claim_tokens(prompt_tokens, max_output_tokens, generation,
-                           load.prefix_hit_rate if load is not None else None)
+                           state.prompt_hit_rate(prefix_key))
 
 
 def kv_free_tokens(state: BackendState) -> int | None:

@@ -232,7 +232,7 @@ def _triage(
             # The engine's queue, computed once for both the pressure and the prediction.
             depth = queue_depth(backend, state) if state.load is not None else None
             need_kv = kv_need_tokens(prompt_tokens_for(backend, profile),
-                                     profile.max_output_tokens, state)
+                                     profile.max_output_tokens, state, profile.affinity_key)
             pressure = assess(backend, state, need_kv, now, telemetry, depth)
         prediction = predict(backend, profile, state, output, pressure, depth)
         if pressure.hard:

@@ -93,6 +93,7 @@ class Failover:
                 ticket = fleet.dispatched(
                     backend.name, profile.prompt_tokens,
                     kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
+                    profile.affinity_key,
                 )
                 attempts = attempts.sent(backend, ticket, mapping is not None)
                 try:

@@ -70,6 +70,10 @@ def fleet_view(
             "ttft_prediction": _ttft_prediction(backend, state, info),
             "mean_generation_tokens": state.mean_generation_tokens,
             "claim_generation_tokens": state.claim_generation_tokens,
+            # Prefixes sent here lately (counted as cached) and their share of the prompt
+            # tokens sent: what a KV claim's prefix discount rests on.
+            "warm_prefixes": len(state.warm_prefixes),
+            "warm_prompt_share": round(state.warm_prompt_share, 4),
             "engine_ttft_floor_s": state.engine_ttft_floor_s,
             **{k: v for k, v in info.items() if k.startswith(("ttft_p", "tpot_p"))},
         }

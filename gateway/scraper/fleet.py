@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from gateway.scraper.breaker import BreakerConfig, CircuitBreaker
 from gateway.scraper.latency import LatencyStats, percentile
+from gateway.scraper.prefix_warmth import PrefixWarmth
 from gateway.scraper.ttft_learning import TtftLearner
 from gateway.types import BackendLoad, BackendState, FleetSnapshot, TtftInputs, kv_claim_tokens
 
@@ -68,6 +69,7 @@ class _Backend:
     breaker: CircuitBreaker
     latency: LatencyStats
     ttft: TtftLearner
+    prefixes: PrefixWarmth  # the prefix/session keys sent there lately
     load: BackendLoad | None = None
     scrape_error: str | None = None
     scrape_failures: int = 0
@@ -112,17 +114,22 @@ class FleetState:
             self._rebuild()
         return FleetSnapshot(self._states, self._clock())
 
-    def dispatched(self, backend: str, prompt_tokens: int, kv_tokens: int) -> Ticket:
+    def dispatched(
+        self, backend: str, prompt_tokens: int, kv_tokens: int, prefix_key: bytes | None = None
+    ) -> Ticket:
         """`kv_tokens`: the most KV the request may claim (prompt + max_tokens); what is held
-        against the engine's free KV is the expected claim (kv_claim_tokens), bounded by it."""
+        against the engine's free KV is the expected claim (kv_claim_tokens), bounded by it.
+        `prefix_key` (Profile.affinity_key): only a prompt whose key was sent there lately
+        has its cached prefix discounted, and its key is warm there from now on."""
         entry = self._entry(backend)
         now = self._clock()
-        load = entry.load
+        state = _state_of(entry, now)
         kv_tokens = min(kv_tokens, kv_claim_tokens(
             prompt_tokens, max(1, kv_tokens - prompt_tokens), entry.claim_generation_tokens,
-            load.prefix_hit_rate if load is not None else None,
+            state.prompt_hit_rate(prefix_key),
         ))
-        inputs = _state_of(entry).ttft_inputs(prompt_tokens)
+        inputs = state.ttft_inputs(prompt_tokens)
+        entry.prefixes.sent(prefix_key, prompt_tokens, now)
         ticket = Ticket(backend, now, prompt_tokens, kv_tokens, inputs)
         entry.breaker.on_dispatch(now)
         entry.in_flight += 1
@@ -218,7 +225,7 @@ class FleetState:
         entry = self._backends.get(backend)
         if entry is None:
             entry = _Backend(CircuitBreaker(self._breaker_config), LatencyStats(),
-                             TtftLearner())
+                             TtftLearner(), PrefixWarmth())
             self._backends[backend] = entry
         return entry
 
@@ -276,15 +283,16 @@ class FleetState:
         """Fold every backend changed since the last snapshot into a fresh dict: events only
         mark a backend dirty, so a burst of them between two snapshots costs one rebuild."""
         states = dict(self._states)
+        now = self._clock()
         for name in self._dirty:
             entry = self._backends.get(name)
             if entry is not None:
-                states[name] = _state_of(entry)
+                states[name] = _state_of(entry, now)
         self._dirty.clear()
         self._states = states
 
 
-def _state_of(entry: _Backend) -> BackendState:
+def _state_of(entry: _Backend, now_s: float) -> BackendState:
     breaker = entry.breaker
     return BackendState(
         load=entry.load,
@@ -307,6 +315,8 @@ def _state_of(entry: _Backend) -> BackendState:
         mean_generation_tokens=entry.mean_generation_tokens,
         claim_generation_tokens=entry.claim_generation_tokens,
         engine_ttft_floor_s=entry.engine_ttft_floor,
+        warm_prefixes=entry.prefixes.keys(now_s),
+        warm_prompt_share=entry.prefixes.share(),
     )
 
 

@@ -206,3 +206,25 @@ def test_measured_latency_and_in_flight_counts_come_back_to_zero(rig: Rig) -> No
     measured = [fleet[n]["ttft_s"] for n in ("big", "small") if fleet[n]["ttft_s"]]
     assert measured and all(0 < t < 5 for t in measured)  # type: ignore[operator]
     assert all(fleet[n]["kv_reserved_tokens"] == 0 for n in fleet)
+
+
+def test_only_a_shared_prefix_counts_as_cached_where_it_was_sent(rig: Rig) -> None:
+    """Lone messages (every request above) share nothing: no backend holds a warm prefix.
+    A session's requests make their key warm on the replica that served them, which is what
+    lets its later KV claims there discount the cached prefix."""
+    assert all(view["warm_prefixes"] == 0 for view in rig.fleet().values())
+
+    async def main() -> set[str]:
+        served = set()
+        async with rig.client() as client:
+            for i in range(2):
+                raw = await client.chat.completions.with_raw_response.create(
+                    model="auto", max_tokens=4, extra_headers={"x-session-id": "e2e-chat"},
+                    messages=[{"role": "user", "content": f"turn {i} of one conversation"}])
+                served.add(raw.headers["x-gateway-backend"])
+        return served
+
+    served = asyncio.run(main())
+    fleet = rig.wait_for(idle)
+    assert all(fleet[name]["warm_prefixes"] == 1 for name in served)
+    assert all(fleet[name]["warm_prefixes"] == 0 for name in fleet if name not in served)

@@ -111,15 +111,76 @@ def test_kv_claim_is_bounded_by_the_worst_case_and_by_max_tokens(
     assert claim >= 1 or prompt == 0 or hit == 1.0
 
 
-def test_kv_need_uses_the_measured_reply_length_and_discounts_cached_prefix():
-    s = state(prefix_hit_rate=0.75, mean_generation_tokens=40.0)
-    assert kv_need_tokens(1000, 512, s) == 250 + 40
-    assert kv_need_tokens(1000, 16, s) == 250 + 16  # max_tokens bounds the reply
+WARM = b"p:shared-system-prompt"
+
+
+def test_kv_need_uses_the_measured_reply_length_and_discounts_a_cached_prefix():
+    # Every prompt sent here lately carried a warm prefix: the engine's hits are theirs.
+    s = state(prefix_hit_rate=0.75, mean_generation_tokens=40.0,
+              warm_prefixes=frozenset({WARM}), warm_prompt_share=1.0)
+    assert kv_need_tokens(1000, 512, s, WARM) == 250 + 40
+    assert kv_need_tokens(1000, 16, s, WARM) == 250 + 16  # max_tokens bounds the reply
     assert kv_need_tokens(1000, 512) == 1512  # no state: the worst case
     # 1,300 free of which the old claim (prompt + max_tokens) would not fit, the expected does.
-    tight = state(kv_usage=0.987, prefix_hit_rate=0.75, mean_generation_tokens=40.0)
-    assert assess(A, tight, kv_need_tokens(1000, 512, tight), NOW, TelemetryPolicy()).saturated \
-        is None
+    tight = state(kv_usage=0.987, prefix_hit_rate=0.75, mean_generation_tokens=40.0,
+                  warm_prefixes=frozenset({WARM}), warm_prompt_share=1.0)
+    assert assess(A, tight, kv_need_tokens(1000, 512, tight, WARM), NOW,
+                  TelemetryPolicy()).saturated is None
+
+
+def test_a_prompt_that_shares_no_prefix_claims_all_of_it_whatever_the_engines_hit_rate():
+    s = state(prefix_hit_rate=0.75, mean_generation_tokens=40.0,
+              warm_prefixes=frozenset({WARM}), warm_prompt_share=0.8)
+    assert kv_need_tokens(2000, 512, s) == 2000 + 40  # no prefix key
+    assert kv_need_tokens(2000, 512, s, b"p:sent-elsewhere") == 2000 + 40  # not sent here
+    assert kv_need_tokens(2000, 512, s, WARM) < 2000  # the shared prefix is discounted
+
+
+def test_the_engines_hits_are_put_on_the_prompts_that_could_have_hit():
+    # 40 % of the engine's prompt tokens hit; half of the tokens sent here carried a warm
+    # prefix, so each of those is expected 80 % cached, and the rest not at all.
+    s = state(prefix_hit_rate=0.4, warm_prefixes=frozenset({WARM}), warm_prompt_share=0.5)
+    assert s.prompt_hit_rate(WARM) == pytest.approx(0.8)
+    assert s.prompt_hit_rate(None) == 0.0 and s.prompt_hit_rate(b"p:cold") == 0.0
+    # Hits beyond the warm share: at most the whole prompt.
+    assert state(prefix_hit_rate=0.9, warm_prefixes=frozenset({WARM}),
+                 warm_prompt_share=0.3).prompt_hit_rate(WARM) == 1.0
+    # No warm tokens sent yet, no hits measured, or no scrape: nothing is discounted.
+    assert state(prefix_hit_rate=0.4, warm_prefixes=frozenset({WARM})).prompt_hit_rate(WARM) \
+        == 0.0
+    assert state(warm_prefixes=frozenset({WARM}), warm_prompt_share=0.5).prompt_hit_rate(
+        WARM) == 0.0
+    assert BackendState(warm_prefixes=frozenset({WARM}),
+                        warm_prompt_share=0.5).prompt_hit_rate(WARM) == 0.0
+
+
+@given(hit=st.one_of(st.none(), st.floats(0, 1)), share=st.floats(0, 1), warm=st.booleans())
+def test_a_prompts_expected_hit_rate_is_a_share(hit: float | None, share: float,
+                                                warm: bool) -> None:
+    s = state(prefix_hit_rate=hit, warm_prefixes=frozenset({WARM} if warm else ()),
+              warm_prompt_share=share)
+    assert 0.0 <= s.prompt_hit_rate(WARM) <= 1.0
+    assert s.prompt_hit_rate(None) == 0.0
+
+
+def test_a_long_prompt_that_shares_nothing_is_not_admitted_into_kv_it_would_not_find():
+    """The engine's hit rate is high (shared-prefix traffic), its KV nearly full: a long
+    unrelated prompt would have been claimed at a quarter of its size and preempted there;
+    it goes to the replica with room. The same length under a prefix sent to a lately is
+    mostly cached there and stays."""
+    busy = dict(kv_usage=0.96, prefix_hit_rate=0.75, mean_generation_tokens=40.0,
+                warm_prefixes=frozenset({WARM}), warm_prompt_share=0.8,
+                prefill_tokens_per_s=50_000.0)
+    # b has room but a prefill backlog: a is predicted faster, so only KV keeps a request off.
+    fleet = {"a": state(**busy),  # type: ignore[arg-type]
+             "b": state(kv_usage=0.5, queued_prefill_tokens=10_000, prefill_tokens_per_s=50_000.0)}
+    assert route(fleet, Profile(400, 200)).primary.name == "a"
+    unrelated = route(fleet, Profile(4000, 200))
+    assert unrelated.primary.name == "b"
+    assert any(r.backend == "a" and r.reason.startswith("KV cache") for r in unrelated.rejected)
+    shared = route(fleet, Profile(4000, 200, affinity_key=WARM))
+    assert shared.primary.name == "a"
+    assert not any(r.backend == "a" for r in shared.rejected)
 
 
 def test_the_learned_model_replaces_the_prior_and_reports_its_inputs():

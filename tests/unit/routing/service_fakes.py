@@ -53,10 +53,11 @@ ACME = TenantContext("t-acme", "acme", "k1")
 CAPPED = TenantContext("t-capped", "capped", "k2")
 
 
-def request(*, stream: bool = False, request_id: str = "req-1") -> RouteRequest:
+def request(*, stream: bool = False, request_id: str = "req-1",
+            session_id: str | None = None) -> RouteRequest:
     return RouteRequest(request_id, Endpoint.CHAT, "chat",
                         {"model": "chat", "messages": [{"role": "user", "content": "hi"}]},
-                        stream=stream, max_output_tokens=50)
+                        stream=stream, max_output_tokens=50, session_id=session_id)
 
 
 @dataclass
@@ -68,7 +69,8 @@ class FixedPolicy:
 
 
 class FixedClassifier:
-    """Every request is PROMPT_TOKENS long and nothing in it is sensitive."""
+    """Every request is PROMPT_TOKENS long and nothing in it is sensitive; a session is its
+    prefix key."""
 
     can_redact = False
 
@@ -78,7 +80,8 @@ class FixedClassifier:
         other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
         min_confidence: float = 0.0,
     ) -> Profile:
-        return Profile(PROMPT_TOKENS, request.max_output_tokens)
+        key = b"s:" + request.session_id.encode() if request.session_id else None
+        return Profile(PROMPT_TOKENS, request.max_output_tokens, affinity_key=key)
 
     def redaction_scanner(self, request: RouteRequest, detectors: tuple[TenantDetector, ...] = (),
                           profile: Profile | None = None) -> SpanScanner:
@@ -101,12 +104,16 @@ class RecordingFleet:
 
     def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
+        self.prefix_keys: list[bytes | None] = []  # per dispatch
 
     def snapshot(self) -> FleetSnapshot:
         return FleetSnapshot()
 
-    def dispatched(self, backend: str, prompt_tokens: int, kv_tokens: int) -> Ticket:
+    def dispatched(
+        self, backend: str, prompt_tokens: int, kv_tokens: int, prefix_key: bytes | None = None
+    ) -> Ticket:
         self.events.append(("dispatched", backend))
+        self.prefix_keys.append(prefix_key)
         return Ticket(backend, 0.0, prompt_tokens, kv_tokens)
 
     def first_token(self, ticket: Ticket) -> None:

@@ -93,7 +93,8 @@ def test_policy_explain_shows_the_prediction_and_why_the_target_cannot_be_met() 
 
 def test_the_fleet_view_shows_the_model_its_inputs_and_the_learned_means() -> None:
     policy = parse_policy(POLICY)
-    state = replace(_busy_state(), mean_generation_tokens=48.0, engine_ttft_floor_s=0.03)
+    state = replace(_busy_state(), mean_generation_tokens=48.0, engine_ttft_floor_s=0.03,
+                    warm_prefixes=frozenset({b"p:1", b"s:2"}), warm_prompt_share=0.41)
     view = fleet_view({"a": {"state": state, "ttft_learned_samples": 60}}, policy)["a"]
     prediction = view["ttft_prediction"]
     assert prediction["source"] == "learned" and prediction["samples"] == 60
@@ -104,5 +105,6 @@ def test_the_fleet_view_shows_the_model_its_inputs_and_the_learned_means() -> No
     # Base, 2,000 tokens ahead, one request ahead, five running.
     assert abs(prediction["predicted_ttft_s"] - (0.02 + 0.2 + 0.05 + 0.005)) < 1e-6
     assert view["mean_generation_tokens"] == 48.0 and view["engine_ttft_floor_s"] == 0.03
+    assert view["warm_prefixes"] == 2 and view["warm_prompt_share"] == 0.41
     unlearned = fleet_view({"a": {"state": BackendState()}}, policy)["a"]["ttft_prediction"]
     assert unlearned["source"] == "prior" and unlearned["model"] is None

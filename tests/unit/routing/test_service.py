@@ -82,6 +82,14 @@ async def test_a_retryable_failure_before_the_first_byte_fails_over_to_the_next(
         "ok", "b", 2, ("a", "b"))
 
 
+async def test_every_attempt_tells_the_fleet_the_requests_prefix_key() -> None:
+    """The fleet discounts a cached prefix only for a request whose key it saw go there."""
+    h = harness(ScriptedProvider(fail={"a": unavailable("a")}))
+    await h.service.handle(ACME, request(session_id="chat-7"))
+    await h.service.handle(ACME, request())
+    assert h.fleet.prefix_keys == [b"s:chat-7", b"s:chat-7", None, None]
+
+
 async def test_when_every_candidate_fails_the_last_error_is_the_clients() -> None:
     h = harness(ScriptedProvider(fail={"a": unavailable("a"), "b": unavailable("b")}))
     with pytest.raises(UpstreamFailed, match="b answered 503"):

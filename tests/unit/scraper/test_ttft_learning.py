@@ -198,12 +198,13 @@ def test_fleet_learns_mean_reply_length_and_engine_ttft_floor_and_reserves_by_th
     state = fleet.snapshot().backends["a"]
     assert state.mean_generation_tokens == 50.0 and state.engine_ttft_floor_s == 0.03
     now[0] += 0.1
-    # max_tokens 500 on a 1,000-token prompt: half of it cached, replies average 50 tokens.
+    # max_tokens 500 on a 1,000-token prompt that shares no prefix (the engine's 50 % hits
+    # are other prompts'): all of it, and replies average 50 tokens.
     fleet.dispatched("a", 1000, 1500)
     state = fleet.snapshot().backends["a"]
-    assert state.kv_reserved_tokens == 550 and state.in_flight_kv_tokens == 550
+    assert state.kv_reserved_tokens == 1050 and state.in_flight_kv_tokens == 1050
     fleet.dispatched("a", 1000, 1010)  # max_tokens 10 bounds the expected reply
-    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 550 + 510
+    assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1050 + 1010
 
 
 def test_claim_generation_tokens_is_a_high_quantile_of_interval_means_never_below_the_mean(
