@@ -21,11 +21,11 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.errors import log_internal
 from gateway.api.openai import ClientGone, cancel_on_disconnect
-from gateway.api.parsing import check_writable, read_body
+from gateway.api.parsing import check_writable, load_json, read_body
 from gateway.api.sse_response import SSEResponse
 from gateway.api.translated_stream import TranslatedStream
 from gateway.components import Components
-from gateway.errors import GatewayError, InternalError, InvalidRequest, ModelNotFound
+from gateway.errors import GatewayError, InternalError, ModelNotFound
 from gateway.routing.service import Completed, Streaming
 from gateway.translate.anthropic import (
     AnthropicEventEncoder,
@@ -77,10 +77,7 @@ async def _parse(
     tenant = await authenticate_tenant(request, parts.authenticator)
     raw = await read_body(request, parts.edge.max_body_bytes,
                           parts.edge.body_read_timeout_s, body_gate(request))
-    try:
-        body = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
+    body = load_json(raw)
     if counting and isinstance(body, dict):
         body = {**body, "max_tokens": 1}  # count_tokens takes no max_tokens
     payload = to_chat_payload(body, request.headers.get("anthropic-beta"))

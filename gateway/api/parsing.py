@@ -72,6 +72,14 @@ async def _read_body(request: Request, limit: int, hold: BodyHold) -> bytes:
     return b"".join(chunks)
 
 
+def load_json(body: bytes) -> Any:
+    """A request body as JSON (None when empty); malformed JSON is the client's 400."""
+    try:
+        return orjson.loads(body) if body else None
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
+
+
 def parse_route_request(
     body: bytes,
     endpoint: Endpoint,
@@ -81,10 +89,7 @@ def parse_route_request(
 ) -> RouteRequest:
     if not body:
         raise InvalidRequest("the request body is empty; expected a JSON object")
-    try:
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
+    payload = load_json(body)
     if not isinstance(payload, dict):
         raise InvalidRequest("the request body must be a JSON object")
     check_writable(body, payload)

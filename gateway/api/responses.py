@@ -27,7 +27,7 @@ from gateway.api import openapi_bodies as bodies
 from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.openai import ClientGone, cancel_on_disconnect
-from gateway.api.parsing import read_body
+from gateway.api.parsing import load_json, read_body
 from gateway.api.responses_input_items import input_items_page
 from gateway.api.responses_passthrough import PassthroughStream
 from gateway.api.sse_response import SSEResponse
@@ -88,10 +88,7 @@ async def create_response(request: Request) -> Response:
     tenant = await authenticate_tenant(request, parts.authenticator)
     raw = await read_body(request, parts.edge.max_body_bytes,
                           parts.edge.body_read_timeout_s, body_gate(request))
-    try:
-        body = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRequest(f"the request body is not valid JSON: {exc}") from None
+    body = load_json(raw)
     # What chat completions cannot carry (built-in tools, ...) leaves the request to backends
     # that serve the Responses API; the chat form without it is still what gets classified.
     only: Untranslatable | None = None
