@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import openai
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from gateway.app import create_app
 from gateway.components import Components
@@ -26,6 +26,7 @@ from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from gateway.tenancy.repository import TenantRepository
 from tests.e2e.conftest import ADMIN_KEY, FAST
+from tests.support.databases import clear_schema
 from tests.support.sdk_clients import OpenedClients
 from tests.support.servers import ServerThread, serve
 
@@ -112,9 +113,7 @@ async def _prepare(db_url: str, tenants: list[str]) -> dict[str, str]:
     engine = create_engine(db_url)
     try:
         if engine.dialect.name == "postgresql":  # a clean schema for each rig
-            async with engine.begin() as conn:
-                await conn.execute(text("DROP SCHEMA public CASCADE"))
-                await conn.execute(text("CREATE SCHEMA public"))
+            await clear_schema(engine)
         await upgrade(engine)
         repo = TenantRepository(engine)
         keys = {}

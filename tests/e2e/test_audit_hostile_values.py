@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from gateway.app import create_app
 from gateway.audit.verify_reading import verify_range
@@ -26,6 +26,7 @@ from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import FAST, create_key
+from tests.support.databases import empty_postgres
 from tests.support.servers import ServerThread, serve
 
 METRICS_KEY = "hostile-metrics-key"
@@ -52,24 +53,12 @@ def policy_yaml(sim_port: int) -> str:
     )
 
 
-def _empty_postgres(url: str) -> str:
-    async def main() -> None:
-        engine = create_engine(url)
-        try:
-            async with engine.begin() as conn:
-                await conn.execute(text("DROP SCHEMA public CASCADE"))
-                await conn.execute(text("CREATE SCHEMA public"))
-        finally:
-            await engine.dispose()
-
-    asyncio.run(main())
-    return url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
     db_url = (f"sqlite+aiosqlite:///{tmp_path}/gw.db" if request.param == "sqlite"
-              else _empty_postgres(request.getfixturevalue("postgres_url")))
+              else empty_postgres(request.getfixturevalue("postgres_url")))
     key = create_key(db_url, "acme")
     sim = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=9, **FAST))).start()
     settings = Settings(database_url=db_url, audit_spool_dir=tmp_path / "spool",

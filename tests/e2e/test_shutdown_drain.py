@@ -15,7 +15,7 @@ from pathlib import Path
 import openai
 import pytest
 import redis
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from gateway.app import create_app
 from gateway.db.audit_tables import audit_log
@@ -25,6 +25,7 @@ from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import create_key
+from tests.support.databases import empty_postgres
 from tests.support.servers import ServerThread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -45,17 +46,6 @@ def policy_yaml(sim_port: int) -> str:
     )
 
 
-def empty_postgres(url: str) -> None:
-    async def main() -> None:
-        engine = create_engine(url)
-        try:
-            async with engine.begin() as conn:
-                await conn.execute(text("DROP SCHEMA public CASCADE"))
-                await conn.execute(text("CREATE SCHEMA public"))
-        finally:
-            await engine.dispose()
-
-    asyncio.run(main())
 
 
 def audit_row(db_url: str, request_id: str) -> dict[str, object] | None:

@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
+from tests.support.databases import clear_schema
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -21,9 +21,7 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         url = request.getfixturevalue("postgres_url")
     eng = create_engine(url)
     if request.param == "postgres":
-        async with eng.begin() as conn:  # a clean schema for every test
-            await conn.execute(text("DROP SCHEMA public CASCADE"))
-            await conn.execute(text("CREATE SCHEMA public"))
+        await clear_schema(eng)  # a clean schema for every test
     await upgrade(eng)
     yield eng
     await eng.dispose()

@@ -36,6 +36,7 @@ from gateway.db.engine import create_engine
 from gateway.db.migrate import upgrade
 from tests.integration.test_audit_maintenance import run_cli
 from tests.support.audit_events import make_event
+from tests.support.databases import clear_schema
 from tests.support.servers import free_port
 
 FAST = {"interval_s": 0.02, "retry_min_s": 0.02, "retry_max_s": 0.1}
@@ -164,9 +165,7 @@ async def test_a_spooled_row_postgres_refuses_does_not_stall_the_replay(
     """NUL in a text column: Postgres refuses it (SQLSTATE 22021) however often it is sent."""
     engine = create_engine(postgres_url)
     try:
-        async with engine.begin() as conn:
-            await conn.execute(text("DROP SCHEMA public CASCADE"))
-            await conn.execute(text("CREATE SCHEMA public"))
+        await clear_schema(engine)
         await upgrade(engine)
         with pytest.raises(Exception) as refusal:
             await AuditRepository(engine).insert(nul_rows("probe", 1, {0}))

@@ -26,7 +26,7 @@ from gateway.db.audit_tables import audit_log
 from gateway.db.engine import create_engine
 from tests.e2e.conftest import create_key
 from tests.resilience.processes import REPO, Process, sims_policy, start_gateway, start_sim
-from tests.security.test_no_planted_values_leak import _empty_postgres
+from tests.support.databases import empty_postgres
 
 pytestmark = [pytest.mark.resilience, pytest.mark.postgres]
 
@@ -104,7 +104,7 @@ def wait_for(check: Callable[[], bool], timeout_s: float, what: str) -> None:
 def test_every_answered_request_keeps_its_audit_row_through_a_kill(
     run: int, postgres_url: str, tmp_path: Path
 ) -> None:
-    db_url = _empty_postgres(postgres_url)
+    db_url = empty_postgres(postgres_url)
     key = create_key(db_url, "acme")
     spool = tmp_path / "spool"
     sim = start_sim(tmp_path, "sim", time_scale=0.05).wait_healthy()

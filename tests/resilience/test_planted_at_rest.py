@@ -29,7 +29,7 @@ from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import FAST, create_key
 from tests.security.evidence import database_text, logs_into
-from tests.security.test_no_planted_values_leak import _empty_postgres
+from tests.support.databases import empty_postgres
 from tests.support.planted import PLANTED
 from tests.support.servers import ServerThread
 
@@ -64,7 +64,7 @@ def policy(port: int) -> str:
 def rig(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
     tmp = tmp_path_factory.mktemp("planted-at-rest")
     db_url = (f"sqlite+aiosqlite:///{tmp}/gw.db" if request.param == "sqlite"
-              else _empty_postgres(request.getfixturevalue("postgres_url")))
+              else empty_postgres(request.getfixturevalue("postgres_url")))
     keys = {tenant: create_key(db_url, tenant) for tenant in TENANTS}
     home = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=7, **FAST))).start()
     settings_ = Settings(database_url=db_url, audit_log_path=str(tmp / "audit.jsonl"),

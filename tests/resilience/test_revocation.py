@@ -19,7 +19,7 @@ from gateway.tenancy.repository import TenantRepository
 from tests.e2e.conftest import create_key
 from tests.resilience.conftest import PostgresCluster
 from tests.resilience.processes import Process, sims_policy, start_gateway, start_sim
-from tests.security.test_no_planted_values_leak import _empty_postgres
+from tests.support.databases import empty_postgres
 
 pytestmark = [pytest.mark.resilience, pytest.mark.postgres]
 
@@ -77,7 +77,7 @@ def key_id(gw: Process, tenant: str) -> str:
 def test_revocation_and_disablement_reach_the_other_replica_within_a_second(
     postgres_url: str, sim: Process, tmp_path: Path
 ) -> None:
-    db_url = _empty_postgres(postgres_url)
+    db_url = empty_postgres(postgres_url)
     keys = {tenant: create_key(db_url, tenant) for tenant in ("acme", "beta", "gamma")}
     policy = tmp_path / "policy.yaml"
     policy.write_text(sims_policy({"sim": sim.port}))

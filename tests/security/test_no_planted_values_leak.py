@@ -16,7 +16,6 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from sqlalchemy import text
 
 from gateway.app import create_app
 from gateway.db.engine import create_engine
@@ -27,6 +26,7 @@ from gateway.sim.server import create_sim_app
 from tests.e2e.conftest import FAST, create_key
 from tests.e2e.test_tracing import Receiver, receiver
 from tests.security.evidence import database_text, find, logs_into
+from tests.support.databases import empty_postgres
 from tests.support.servers import ServerThread, serve
 
 __all__ = ["receiver"]
@@ -83,19 +83,6 @@ def policy(home: int, away: int) -> str:
     )
 
 
-def _empty_postgres(url: str) -> str:
-    """The test database with a clean schema (as the integration `engine` fixture does)."""
-    async def main() -> None:
-        engine = create_engine(url)
-        try:
-            async with engine.begin() as conn:
-                await conn.execute(text("DROP SCHEMA public CASCADE"))
-                await conn.execute(text("CREATE SCHEMA public"))
-        finally:
-            await engine.dispose()
-
-    asyncio.run(main())
-    return url
 
 
 @pytest.fixture(scope="module",
@@ -106,7 +93,7 @@ def rig(
 ) -> Iterator[Rig]:
     tmp = tmp_path_factory.mktemp("planted")
     db_url = (f"sqlite+aiosqlite:///{tmp}/gw.db" if request.param == "sqlite"
-              else _empty_postgres(request.getfixturevalue("postgres_url")))
+              else empty_postgres(request.getfixturevalue("postgres_url")))
     receiver.spans.clear()  # each database's run is judged on its own spans
     keys = {tenant: create_key(db_url, tenant) for tenant in TENANTS}
     home = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=5, **FAST))).start()
