@@ -49,6 +49,7 @@ from overhead_report import (
     markdown_section,
     summary_rows,
 )
+from path_pairs import PathRun
 from process_cpu import rig_cpu_probe
 from services import (
     BENCH_DIR,
@@ -300,7 +301,7 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-PathRuns = list[anthropic_path.PathRun | responses_path.PathRun]
+PathRuns = list[PathRun]
 
 
 def run(options: Options) -> tuple[list[Outcome], PathRuns]:
@@ -388,8 +389,8 @@ def report(
     for title, headers, rows in bare:
         print(f"\n{title}:\n")
         print(render_text(headers, rows))
-    claude = [r for r in path_runs if isinstance(r, anthropic_path.PathRun)]
-    responses = [r for r in path_runs if isinstance(r, responses_path.PathRun)]
+    claude = [r for r in path_runs if r.comparison == "anthropic"]
+    responses = [r for r in path_runs if r.comparison == "responses"]
     if claude:
         print(anthropic_path.report_text(claude))
     if responses:

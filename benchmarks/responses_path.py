@@ -13,15 +13,11 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import orjson
-
-# The per-result figures are the Anthropic comparison's: same load generator, same probe.
-from anthropic_path import _cpu_ms, _fmt, _latency_ms, _latency_p99_ms, _median
-from load_result import LoadResult, describe
-from loadgen import LoadPlan, Probe, Target, run_load
+from loadgen import LoadPlan, Probe, Target
 from overhead_report import Level
+from path_pairs import PathRun, cpu_ms, fmt, measure_pairs, rows
 from tables import render_markdown, render_text
 
 from gateway.translate.responses import (
@@ -37,45 +33,20 @@ TARGET_MS = 0.1
 LEVELS = (Level(False, 1), Level(True, 1))
 
 
-@dataclass(frozen=True, slots=True)
-class PathRun:
-    """Repeated pairs at one level: chat path then Responses path (swapped on odd repeats,
-    so drift in the machine favours neither)."""
-
-    workers: int
-    level: Level
-    chat: tuple[LoadResult, ...]
-    responses: tuple[LoadResult, ...]
-
-
-def _added(run: PathRun, figure: Callable[[LoadResult], float | None]) -> float | None:
-    """Median over repeats of (Responses − chat) within each back-to-back pair."""
-    diffs = [r - c for r, c in ((figure(r), figure(c)) for r, c in
-                                zip(run.responses, run.chat, strict=True))
-             if r is not None and c is not None]
-    return statistics.median(diffs) if diffs else None
-
-
 def measure_paths(
     workers: int, gateway_port: int, key: str, probe: Probe,
     *, duration_s: float, warmup_s: float, repeats: int, processes: int,
     progress: Callable[[str], None],
 ) -> list[PathRun]:
-    runs = []
-    for level in LEVELS:
-        def plan(make: Callable[..., Target], level: Level = level) -> LoadPlan:
+    def plan(make: Callable[..., Target]) -> Callable[[Level], LoadPlan]:
+        def for_level(level: Level) -> LoadPlan:
             target = make("127.0.0.1", gateway_port, MODEL, level.stream, api_key=key)
             return LoadPlan(target, level.concurrency, duration_s, warmup_s, processes)
+        return for_level
 
-        chat: list[LoadResult] = []
-        responses: list[LoadResult] = []
-        order = [("chat", Target.chat, chat), ("responses", Target.responses, responses)]
-        for repeat in range(repeats):
-            for name, make, results in order if repeat % 2 == 0 else order[::-1]:
-                results.append(run_load(plan(make), probe))
-                progress(f"  {level.mode} {name:<10} {describe(results[-1])}")
-        runs.append(PathRun(workers, level, tuple(chat), tuple(responses)))
-    return runs
+    return measure_pairs("responses", workers, LEVELS,
+                         (("chat", plan(Target.chat)), ("responses", plan(Target.responses))),
+                         probe, repeats=repeats, progress=progress)
 
 
 HEADERS = ("workers", "mode", "c", "chat path p50 ms", "Responses path p50 ms", "+p50 ms",
@@ -83,31 +54,14 @@ HEADERS = ("workers", "mode", "c", "chat path p50 ms", "Responses path p50 ms", 
            "errors", "≤ 0.1 ms")
 
 
-def rows(runs: list[PathRun]) -> list[list[str]]:
-    out = []
-    for run in runs:
-        added = _added(run, _latency_ms)
-        errors = sum(r.errors for r in (*run.chat, *run.responses))
-        verdict = "–" if added is None else ("met" if added <= TARGET_MS else "NOT MET")
-        mode = "stream (TTFT)" if run.level.stream else "plain"
-        out.append([
-            str(run.workers), mode, str(run.level.concurrency),
-            _fmt(_median(run.chat, _latency_ms)), _fmt(_median(run.responses, _latency_ms)),
-            _fmt(added), _fmt(_added(run, _latency_p99_ms)),
-            _fmt(_median(run.chat, _cpu_ms)), _fmt(_median(run.responses, _cpu_ms)),
-            _fmt(_added(run, _cpu_ms)), str(errors), verdict,
-        ])
-    return out
-
-
 def cpu_spread(runs: list[PathRun]) -> str:
     """How far apart repeats of the same path are: the noise the added CPU sits in."""
     spreads = []
     for run in runs:
-        values = [v for v in map(_cpu_ms, run.chat) if v is not None]
+        values = [v for v in map(cpu_ms, run.reference) if v is not None]
         if len(values) > 1:
             spreads.append(statistics.pstdev(values))
-    return _fmt(max(spreads)) if spreads else "–"
+    return fmt(max(spreads)) if spreads else "–"
 
 
 def _translation_line() -> str:
@@ -118,7 +72,7 @@ def _translation_line() -> str:
 
 def report_text(runs: list[PathRun]) -> str:
     return ("\nResponses path vs the chat path (same gateway, same mock, medians of "
-            "back-to-back pairs):\n\n" + render_text(HEADERS, rows(runs))
+            "back-to-back pairs):\n\n" + render_text(HEADERS, rows(runs, "plain", TARGET_MS))
             + f"\nchat path CPU spread between repeats (stdev): {cpu_spread(runs)} ms/req\n"
             + _translation_line() + "\n")
 
@@ -127,7 +81,8 @@ def report_markdown(runs: list[PathRun]) -> str:
     return ("### Responses path vs the chat path\n\n"
             "Same gateway, same OpenAI-compatible mock upstream; the Responses request is "
             "translated to chat and back; medians of back-to-back pairs. Target: at most "
-            "0.1 ms added p50 at concurrency 1.\n\n" + render_markdown(HEADERS, rows(runs))
+            "0.1 ms added p50 at concurrency 1.\n\n"
+            + render_markdown(HEADERS, rows(runs, "plain", TARGET_MS))
             + "\n\n" + _translation_line() + ".")
 
 
