@@ -39,6 +39,8 @@ def on_hangup(reread: Callable[[], Awaitable[None]]) -> Callable[[], None]:
 
     try:
         loop.add_signal_handler(signal.SIGHUP, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not main thread)
+    # The loop cannot take signal handlers off the main thread (or on platforms without
+    # them): re-reading on SIGHUP is then simply not offered; the file watch still runs.
+    except (NotImplementedError, RuntimeError, ValueError):
         return lambda: None
     return lambda: loop.remove_signal_handler(signal.SIGHUP)
