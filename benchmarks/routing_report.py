@@ -58,6 +58,9 @@ class RunSummary:
     gateway_cores: float  # gateway CPU over the measured window and drain
     bench_cores: float  # this benchmark's processes (gateway, simulators, load generator)
     other_cores: float  # CPU of processes outside this benchmark over the same time
+    # Every request's TTFT in arrival order (None: no first token), for pooling runs of
+    # several seeds (benchmarks/routing_pooled.py): one run's p99 is its 3rd worst request.
+    ttfts_s: tuple[float | None, ...] = ()
 
     @property
     def total_preemptions(self) -> int:
@@ -115,6 +118,7 @@ def summarize(
         gateway_cores=cpu[0],
         bench_cores=cpu[1],
         other_cores=cpu[2],
+        ttfts_s=tuple(o.ttft_s for o in outcomes),
     )
 
 
