@@ -16,7 +16,7 @@ from gateway.classify.presidio import PresidioConfig, PresidioFinder
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.standard import standard_classifier
-from gateway.classify.workers import warm_worker
+from gateway.classify.workers import compile_name_search, warm_worker
 from gateway.policy.loader import PolicySet
 from gateway.policy.token_counting import extra_encodings
 from gateway.providers.engine_tokens import EngineTokenCounter
@@ -45,7 +45,8 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
     warm_up = asyncio.gather(*(
         loop.run_in_executor(token_pool, warm_worker, encoding)
         for encoding in encodings for _ in range(2)
-    ), *([second_opinion.warm()] if second_opinion else []))
+    ), loop.run_in_executor(None, compile_name_search),  # this process scans short texts
+        *([second_opinion.warm()] if second_opinion else []))
 
     async def stop_warming() -> None:
         warm_up.cancel()

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from gateway.classify.allowlist import allowlist
 from gateway.classify.detectors.custom import CustomPattern, KeywordList
+from gateway.classify.detectors.persons import compile_name_search
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import count_many
 from gateway.types import SensitiveSpan, TenantDetector
@@ -43,3 +44,4 @@ def warm_worker(encoding_name: str) -> None:
     before the first user's request needs them."""
     count_many(["warm"], encoding_name)
     scan_in_worker("warm name is born")
+    compile_name_search()

@@ -41,6 +41,24 @@ class LiteralSet:
         found.sort()
         return found
 
+    def bounded(self, haystack: bytes, inner: bytes) -> list[int]:
+        """Start offsets of the occurrences that are not inside a longer run of `inner`
+        bytes: neither the byte before nor the byte after is one of them (whole words, with
+        `inner` the bytes words are made of)."""
+        found: list[int] = []
+        if not haystack:
+            return found
+        lengths, last = self._lengths, len(haystack)
+
+        def on_match(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
+            start = to - lengths[index]
+            if (start == 0 or haystack[start - 1] not in inner) and (
+                    to == last or haystack[to] not in inner):
+                found.append(start)
+
+        self._database.scan(haystack, match_event_handler=on_match, scratch=self._scratch())
+        return found
+
     def _scratch(self) -> hyperscan.Scratch:
         scratch: hyperscan.Scratch | None = getattr(self._local, "scratch", None)
         if scratch is None:

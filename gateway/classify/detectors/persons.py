@@ -15,7 +15,7 @@ import re
 
 from gateway.classify.detectors.common_words import COMMON_WORDS
 from gateway.classify.detectors.given_names import GIVEN_NAMES
-from gateway.classify.detectors.lower_case_lines import lower_case_lines
+from gateway.classify.detectors.lower_case_lines import given_literals, lower_case_lines
 from gateway.classify.detectors.name_words import (
     AMBIGUOUS,
     COMMON_CAPITALISED,
@@ -62,6 +62,12 @@ _ORDINARY = (COMMON_CAPITALISED | COMMON_WORDS) - (GIVEN_NAMES - AMBIGUOUS)
 # everyday words too ("will", "may", "mark"), which in lower case almost never are names.
 _LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS) | LOWER_CASE_WORDS
 _LOWER_LINE_GIVEN = _LOWER_GIVEN - LOWER_CASE_WORDS
+
+
+def compile_name_search() -> None:
+    """Builds the given-name search for documents with many capital-free lines now, so no
+    request pays for it."""
+    given_literals(_LOWER_LINE_GIVEN)
 
 
 def detect_persons(view: TextView) -> list[SensitiveSpan]:

@@ -4,11 +4,13 @@ transcript, the last member of a list, and the given-name lists' hygiene."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.classify.detectors.common_words import COMMON_WORDS
 from gateway.classify.detectors.given_names import GIVEN_NAMES
 from gateway.classify.detectors.given_names_world import WORLD_GIVEN_NAMES
-from gateway.classify.detectors.lower_case_lines import lower_case_lines
+from gateway.classify.detectors.lower_case_lines import _SEPARATORS, _naming, lower_case_lines
 from gateway.classify.detectors.name_words import (
     AMBIGUOUS,
     COMMON_CAPITALISED,
@@ -86,3 +88,31 @@ def test_new_given_names_are_not_everyday_words() -> None:
 
 def test_lower_case_words_are_lower_case() -> None:
     assert all(word == word.lower() for word in LOWER_CASE_WORDS)
+
+
+NAMES = frozenset({"sigrid", "ana", "zoé", "bo"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(
+    st.lists(st.sampled_from(["sigrid", "ana", "zoé", "bo", "banana", "bob", "x1", "é", "--",
+                              "ana,", "(bo)", "sigrid's", "over", "zoé."]),
+             min_size=1, max_size=6).map(" ".join),
+    min_size=0, max_size=40))
+def test_the_compiled_line_filter_never_drops_a_line_that_names_someone(
+        lines: list[str]) -> None:
+    """The lines a given name is looked for in (one compiled pass for many lines) include
+    every line where the word-by-word check finds one."""
+    wanted = [i for i, line in enumerate(lines)
+              if not NAMES.isdisjoint(line.translate(_SEPARATORS).split())]
+    assert set(wanted) <= set(_naming(lines, NAMES))
+
+
+def test_a_long_document_with_one_lower_case_name_still_yields_that_line() -> None:
+    filler = "\n".join(f"line {i} of the banana report, anatomy and bobbins" for i in range(60))
+    text = filler + "\nremind sigrid about the cabin\n" + filler
+    view = make_view(text)
+    found = list(lower_case_lines(view, frozenset({"sigrid", "ana", "bo"}),
+                                  frozenset({"about", "the"}), frozenset()))
+    assert [(text[o:o + len(line)].lower(), line) for o, line in found] == [
+        ("remind sigrid about the cabin", "Remind Sigrid about the Cabin")]

@@ -72,3 +72,21 @@ def test_both_sides_of_the_find_budget_are_exercised() -> None:
     assert len(short.lower) <= FIND_BUDGET < len(long.lower)
     assert short.occurrences(b"my ", b"y ") == literal_set((b"my ", b"y ")).starts(short.lower)
     assert long.occurrences(b"my ") == list(range(0, len(long.lower), 3))
+
+
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@settings(max_examples=300, deadline=None)
+@given(haystack=st.text("ab0 -\n.é", max_size=200).map(str.encode),
+       keywords=st.lists(st.text("abé", min_size=1, max_size=3).map(str.encode),
+                         min_size=1, max_size=4, unique=True).map(tuple))
+def test_bounded_keeps_exactly_the_occurrences_no_word_byte_touches(
+        haystack: bytes, keywords: tuple[bytes, ...]) -> None:
+    lengths = {k: len(k) for k in keywords}
+    expected = sorted(
+        at for k in keywords for at in find_all(haystack, (k,))
+        if (at == 0 or haystack[at - 1] not in WORD_BYTES)
+        and (at + lengths[k] == len(haystack) or haystack[at + lengths[k]] not in WORD_BYTES)
+    )
+    assert sorted(literal_set(keywords).bounded(haystack, WORD_BYTES)) == expected
