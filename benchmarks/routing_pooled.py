@@ -49,7 +49,10 @@ def _ttft(value: float | None) -> float:
 def load(paths: list[Path]) -> dict[tuple[int, str], Pool]:
     pools: dict[tuple[int, str], Pool] = {}
     for seed_index, path in enumerate(paths):
-        data = orjson.loads(path.read_bytes())
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise SystemExit(f"{path}: not a routing.py --json file ({exc})") from None
         for run in data["runs"]:
             if not run.get("ttfts_s"):
                 raise SystemExit(f"{path}: runs carry no ttfts_s (written by an older routing.py)")
