@@ -84,7 +84,8 @@ def _naming(lines: list[str], given: frozenset[str]) -> list[int]:
     lines, of which a few name someone."""
     if len(lines) <= _FEW_LINES:
         return list(range(len(lines)))
-    encoded = [line.encode() for line in lines]
+    # surrogatepass: a lone surrogate (from a JSON escape) must not fail the scan.
+    encoded = [line.encode("utf-8", "surrogatepass") for line in lines]
     ends = list(accumulate(len(line) + 1 for line in encoded))  # each line and its "\n"
     hits = given_literals(given).bounded(b"\n".join(encoded), _WORD_BYTES)
     return sorted({bisect_right(ends, at) for at in hits})

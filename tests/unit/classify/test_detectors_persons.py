@@ -116,3 +116,8 @@ def test_a_long_document_with_one_lower_case_name_still_yields_that_line() -> No
                                   frozenset({"about", "the"}), frozenset()))
     assert [(text[o:o + len(line)].lower(), line) for o, line in found] == [
         ("remind sigrid about the cabin", "Remind Sigrid about the Cabin")]
+
+
+def test_a_lone_surrogate_in_a_long_document_does_not_fail_the_scan() -> None:
+    text = "\n".join(["follow up with kristoffer haugen \ud800 next week"] * 20)
+    assert persons(text) == ["kristoffer haugen"] * 20
