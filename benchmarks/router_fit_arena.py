@@ -29,7 +29,7 @@ from gateway.classify.complexity import ComplexityModel
 from gateway.classify.router_model import RouterModel
 from gateway.tools.complexity_train import TrainConfig, load_outcomes, train_model
 from gateway.tools.router_fit import JudgedPrompt, fit_router
-from gateway.tools.routing_metrics import apgr, routing_curve
+from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
 
 
 def judged_prompts(data: Path, dataset: str) -> list[JudgedPrompt]:
@@ -49,18 +49,6 @@ def base_model(data: Path, dataset: str) -> ComplexityModel:
         return ComplexityModel.load()
     others = [o for o in load_outcomes(data) if o.benchmark != dataset]
     return ComplexityModel.from_document(train_model(others, TrainConfig()))
-
-
-def bootstrap(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray, draws: int,
-              ) -> tuple[float, float]:
-    rng = np.random.default_rng(0)
-    values = []
-    for _ in range(draws):
-        pick = rng.integers(0, len(scores), len(scores))
-        if strong[pick].mean() > weak[pick].mean():  # PGR is undefined otherwise
-            values.append(apgr(routing_curve(scores[pick], weak[pick], strong[pick])))
-    low, high = np.quantile(values, [0.05, 0.95])
-    return float(low), float(high)
 
 
 def calibration_error(p: np.ndarray, won: np.ndarray, bins: int = 10) -> float:
@@ -101,7 +89,7 @@ def main() -> None:
         }
         for name, values in scores.items():
             results[name].append(apgr(routing_curve(values, weak, strong)))
-        intervals.append(bootstrap(scores["router"], weak, strong, args.draws))
+        intervals.append(apgr_interval(scores["router"], weak, strong, args.draws))
         errors.append(calibration_error(scores["router"], strong > weak))
         low, high = intervals[-1]
         print(f"{split:5} {results['router'][-1]:7.3f} [{low:.3f}, {high:.3f}]"

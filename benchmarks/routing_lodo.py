@@ -32,7 +32,7 @@ from sklearn.linear_model import LogisticRegression
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_features import extract_features
 from gateway.classify.task_type import TaskModel
-from gateway.tools.routing_metrics import apgr, routing_curve
+from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
 
 Array = np.ndarray
 
@@ -58,18 +58,6 @@ def task_dense_features(prompts: list[str], dense_names: list[str]) -> Array:
         log_p = [math.log(max(p, 1e-6)) for p in tasks.probabilities(features)]
         out.append(log_p + [features.dense.get(name, 0.0) for name in dense_names])
     return np.array(out)
-
-
-def bootstrap_apgr(scores: Array, weak: Array, strong: Array, draws: int) -> tuple[float, float]:
-    rng = np.random.default_rng(0)
-    values = []
-    for _ in range(draws):
-        pick = rng.integers(0, len(scores), len(scores))
-        if strong[pick].mean() <= weak[pick].mean():
-            continue  # PGR is undefined when the strong model is no better on the draw
-        values.append(apgr(routing_curve(scores[pick], weak[pick], strong[pick])))
-    low, high = np.quantile(values, [0.05, 0.95])
-    return float(low), float(high)
 
 
 def within_dataset_scores(x: dict[str, Array], strong: dict[str, Array],
@@ -137,7 +125,7 @@ def main() -> None:
         }
         for name, (scores, note) in routers.items():
             value = apgr(routing_curve(scores, weak[left_out], strong[left_out]))
-            low, high = bootstrap_apgr(scores, weak[left_out], strong[left_out], args.draws)
+            low, high = apgr_interval(scores, weak[left_out], strong[left_out], args.draws)
             print(f"{left_out:8} {len(scores):5} {name:22} {value:6.3f}  [{low:.3f}, {high:.3f}]"
                   f"  {note:>5}")
 

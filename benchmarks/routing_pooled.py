@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+from routing_report import _ms, percentile
 
 REFERENCE = "load_aware + spill"
 SLO_S = 0.5  # routing_fleet.SLO_TTFT_MS: the target of the SLO variant and the over-target share
@@ -70,11 +71,6 @@ def load(paths: list[Path]) -> dict[tuple[int, str], Pool]:
     return pools
 
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
-
-
 def p99_difference(a: Pool, b: Pool, draws: int, rng: random.Random) -> tuple[float, float, float]:
     """p99(a) − p99(b) over all requests, and its 90 % interval: each draw resamples every
     seed's requests of a and of b with replacement (seeds present in both only)."""
@@ -89,10 +85,6 @@ def p99_difference(a: Pool, b: Pool, draws: int, rng: random.Random) -> tuple[fl
         diffs.append(percentile(draw_a, 99) - percentile(draw_b, 99))
     diffs.sort()
     return point, diffs[int(0.05 * draws)], diffs[int(0.95 * draws) - 1]
-
-
-def _ms(seconds: float) -> str:
-    return "∞" if math.isinf(seconds) else f"{seconds * 1000:,.0f}"
 
 
 def table(pools: dict[tuple[int, str], Pool], reference: str, draws: int, seed: int) -> str:

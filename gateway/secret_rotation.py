@@ -4,11 +4,14 @@ Secrets without a word), on SIGHUP, and with every policy reload (provider key f
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from collections.abc import Awaitable, Callable
 
 from gateway.policy.store import PolicyStore
 from gateway.secret_files import GatewaySecrets
+
+log = logging.getLogger(__name__)
 
 
 async def watch_secret_files(secrets: GatewaySecrets, interval_s: float) -> None:
@@ -41,6 +44,8 @@ def on_hangup(reread: Callable[[], Awaitable[None]]) -> Callable[[], None]:
         loop.add_signal_handler(signal.SIGHUP, handler)
     # The loop cannot take signal handlers off the main thread (or on platforms without
     # them): re-reading on SIGHUP is then simply not offered; the file watch still runs.
-    except (NotImplementedError, RuntimeError, ValueError):
+    except (NotImplementedError, RuntimeError, ValueError) as exc:
+        log.info("SIGHUP does not re-read secrets in this process (%s); the secret files "
+                 "are still watched", type(exc).__name__)
         return lambda: None
     return lambda: loop.remove_signal_handler(signal.SIGHUP)

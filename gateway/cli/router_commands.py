@@ -18,7 +18,6 @@ from gateway.cli.classifier_commands import (
 from gateway.cli.time_range import SYNTAX, instant
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    import numpy as np
 
     from gateway.tools.router_fit import JudgedPrompt
 
@@ -113,7 +112,7 @@ def evaluate(outcomes_path: Path, router_dir: Path) -> None:
 
     from gateway.classify.router_model import RouterModel, RouterModelError
     from gateway.tools.router_fit import OutcomesError, load_outcomes_file
-    from gateway.tools.routing_metrics import report_router
+    from gateway.tools.routing_metrics import apgr_interval, report_router
 
     try:
         outcomes = load_outcomes_file(outcomes_path)
@@ -137,24 +136,6 @@ def evaluate(outcomes_path: Path, router_dir: Path) -> None:
     for name, scores in routers.items():
         report = report_router(scores, weak, strong, tokens, WEAK_USD_PER_MTOK,
                                STRONG_USD_PER_MTOK)
-        low, high = _bootstrap(scores, weak, strong)
+        low, high = apgr_interval(scores, weak, strong, BOOTSTRAP_DRAWS)
         click.echo(f"{name:8} {report.apgr:6.3f}  [{low:.3f}, {high:.3f}]"
                    f"  {report.calls_to_95:12.1%}  {report.cost_saved:10.1%}")
-
-
-def _bootstrap(scores: np.ndarray, weak: np.ndarray, strong: np.ndarray,
-               ) -> tuple[float, float]:
-    import numpy as np
-
-    from gateway.tools.routing_metrics import apgr, routing_curve
-
-    rng = np.random.default_rng(0)
-    values = []
-    for _ in range(BOOTSTRAP_DRAWS):
-        pick = rng.integers(0, len(scores), len(scores))
-        if strong[pick].mean() > weak[pick].mean():  # PGR is undefined otherwise
-            values.append(apgr(routing_curve(scores[pick], weak[pick], strong[pick])))
-    if not values:
-        return float("nan"), float("nan")
-    low, high = np.quantile(values, [0.05, 0.95])
-    return float(low), float(high)

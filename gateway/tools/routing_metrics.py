@@ -75,6 +75,23 @@ def apgr(curve: RoutingCurve) -> float:
     return float(np.trapezoid(curve.pgr, curve.strong_share))
 
 
+def apgr_interval(scores: FloatArray, weak: FloatArray, strong: FloatArray, draws: int = 1000,
+                  seed: int = 0) -> tuple[float, float]:
+    """90 % percentile-bootstrap interval of the APGR over prompts. Draws on which the strong
+    model is no better than the weak are skipped (PGR is undefined there); (nan, nan) when
+    every draw is."""
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(draws):
+        pick = rng.integers(0, len(scores), len(scores))
+        if strong[pick].mean() > weak[pick].mean():
+            values.append(apgr(routing_curve(scores[pick], weak[pick], strong[pick])))
+    if not values:
+        return math.nan, math.nan
+    low, high = np.quantile(values, [0.05, 0.95])
+    return float(low), float(high)
+
+
 def calls_to_reach(curve: RoutingCurve, fraction_of_strong: float = 0.95) -> float:
     """Smallest share of strong calls whose quality reaches `fraction_of_strong` × the strong
     model's quality, interpolated along the curve (1.0 at worst: all-strong reaches it)."""

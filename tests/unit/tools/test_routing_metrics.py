@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 
 from gateway.tools.routing_metrics import (
     apgr,
+    apgr_interval,
     calls_to_reach,
     cost_saved,
     report_router,
@@ -118,3 +121,14 @@ def test_undefined_inputs_are_refused() -> None:
         routing_curve(np.zeros(2), np.array([1.0, 0.0]), np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match="length"):
         routing_curve(np.zeros(3), WEAK, STRONG)
+
+
+def test_the_apgr_interval_brackets_the_apgr_and_is_undefined_when_strong_never_wins():
+    rng = np.random.default_rng(3)
+    difficulty = rng.random(400)
+    weak = (rng.random(400) > difficulty).astype(float)  # fails more often on hard prompts
+    strong = np.ones(400)
+    point = apgr(routing_curve(difficulty, weak, strong))
+    low, high = apgr_interval(difficulty, weak, strong, draws=300)
+    assert low < point < high and high - low < 0.2
+    assert all(math.isnan(v) for v in apgr_interval(difficulty, strong, strong, draws=50))
