@@ -3,6 +3,7 @@ shared test server is never touched)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -81,3 +82,11 @@ def dedicated_postgres() -> Iterator[PostgresCluster]:
         if cluster.running():
             cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def collect_leaks() -> Iterator[None]:
+    """Collect after each test, so that a socket or client it left unclosed fails this test
+    (warnings are errors) instead of whichever later test happens to trigger a collection."""
+    yield
+    gc.collect()

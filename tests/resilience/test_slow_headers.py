@@ -63,7 +63,14 @@ def test_slow_header_connections_are_cut_off_without_starving_others(
     gateway: tuple[Process, str],
 ) -> None:
     gw, key = gateway
-    client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0, timeout=10)
+    # Closed on the way out: a client left to the garbage collector leaks its pooled socket,
+    # and the ResourceWarning then fails whichever later test happens to collect it.
+    with openai.OpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0,
+                       timeout=10) as client:
+        _slow_header_connections_are_cut_off(gw, client)
+
+
+def _slow_header_connections_are_cut_off(gw: Process, client: openai.OpenAI) -> None:
     for _ in range(3):
         chat(client)  # warm every code path up once
     before_s = sorted(chat(client) for _ in range(10))[5]
@@ -122,12 +129,12 @@ def test_an_oversized_header_block_is_refused_with_431(gateway: tuple[Process, s
             sent += 65536
     except OSError:
         pass
-    reply = answer(sock, timeout_s=5.0)
-    sock.close()
+    with sock:
+        reply = answer(sock, timeout_s=5.0)
     assert reply.startswith(b"HTTP/1.1 431") and b"headers_too_large" in reply, reply[:200]
     assert sent < 8 * 1024 * 1024, sent  # refused early, not after reading it all
     assert (gw.rss_kib() - baseline_kib) / 1024 < 16
     # A header block under the limit is served as usual.
-    client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0, timeout=10,
-                           default_headers={"x-note": "n" * (MAX_HEADER_BYTES // 2)})
-    chat(client)
+    with openai.OpenAI(base_url=f"{gw.url}/v1", api_key=key, max_retries=0, timeout=10,
+                       default_headers={"x-note": "n" * (MAX_HEADER_BYTES // 2)}) as client:
+        chat(client)
