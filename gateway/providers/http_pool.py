@@ -21,6 +21,12 @@ from gateway.upstream import DispatchError
 
 USER_AGENT = "llm-routing-gateway/0.1"
 TRANSPORT_ERRORS = (TimeoutError, aiohttp.ClientError, OSError)
+# An idle upstream connection is dropped before the server would drop it. uvicorn, and so
+# vLLM's OpenAI server, closes a connection idle for 5 s (VLLM_HTTP_TIMEOUT_KEEP_ALIVE); a
+# client that keeps it longer sends some requests on a connection the server is closing at
+# that moment, and they fail with "Server disconnected" before the server ever read them.
+# (httpx, and so the openai SDK, expires idle connections after 5 s for the same reason.)
+IDLE_CONNECTION_S = 4.0
 W3C_TRACE_CONTEXT = TraceContextTextMapPropagator()  # stateless: reads the context it is given
 
 
@@ -44,7 +50,7 @@ class SessionPool:
                 limit=min(backend.max_connections, self._max_connections),
                 limit_per_host=0,
                 ttl_dns_cache=300,
-                keepalive_timeout=30,
+                keepalive_timeout=IDLE_CONNECTION_S,
             )
             timeout = aiohttp.ClientTimeout(
                 total=None,  # streams may legitimately run for minutes
