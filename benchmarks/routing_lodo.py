@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,27 @@ def load(data_root: Path, mmlu_every: int) -> dict[str, list[dict]]:
         "gsm8k": [r for r in rows if r["benchmark"] == "gsm8k"],
         "arena": arena,
     }
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Each dataset's prompts, outcomes and task+dense feature rows, by dataset name."""
+
+    prompts: dict[str, list[str]]
+    weak: dict[str, Array]
+    strong: dict[str, Array]
+    x: dict[str, Array]
+
+
+def outcomes(data_root: Path, mmlu_every: int) -> Outcomes:
+    data = load(data_root, mmlu_every)
+    prompts = {name: [r["prompt"] for r in rows] for name, rows in data.items()}
+    weak = {n: np.array([float(r["weak_score"]) for r in rows]) for n, rows in data.items()}
+    strong = {n: np.array([float(r["strong_score"]) for r in rows]) for n, rows in data.items()}
+    dense_names = sorted({k for ps in prompts.values() for p in ps[:200]
+                          for k in extract_features(p).dense})
+    x = {n: task_dense_features(ps, dense_names) for n, ps in prompts.items()}
+    return Outcomes(prompts, weak, strong, x)
 
 
 def task_dense_features(prompts: list[str], dense_names: list[str]) -> Array:
@@ -96,18 +118,13 @@ def main() -> None:
     parser.add_argument("--mmlu-every", type=int, default=4, help="every n-th MMLU row")
     parser.add_argument("--draws", type=int, default=500, help="bootstrap draws")
     args = parser.parse_args()
-    data = load(args.data, args.mmlu_every)
-    prompts = {name: [r["prompt"] for r in rows] for name, rows in data.items()}
-    weak = {n: np.array([float(r["weak_score"]) for r in rows]) for n, rows in data.items()}
-    strong = {n: np.array([float(r["strong_score"]) for r in rows]) for n, rows in data.items()}
-    dense_names = sorted({k for ps in prompts.values() for p in ps[:200]
-                          for k in extract_features(p).dense})
-    x = {n: task_dense_features(ps, dense_names) for n, ps in prompts.items()}
+    data = outcomes(args.data, args.mmlu_every)
+    prompts, weak, strong, x = data.prompts, data.weak, data.strong, data.x
     complexity = ComplexityModel.load()
 
     print(f"{'left out':8} {'n':>5} {'router':22} {'APGR':>6}  {'90% CI':>15}  {'ECE':>5}")
-    for left_out in data:
-        trained_on = [n for n in data if n != left_out]
+    for left_out in prompts:
+        trained_on = [n for n in prompts if n != left_out]
         xs = np.vstack([x[n] for n in trained_on])
         won = np.concatenate([(strong[n] > weak[n]).astype(int) for n in trained_on])
         # Each training dataset counts equally, whatever its size.

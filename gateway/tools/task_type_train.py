@@ -114,14 +114,20 @@ def feature_dict(prompt: str) -> dict[str, float]:
     return row
 
 
-def fit(rows: Sequence[Labelled], config: TaskTrainConfig) -> dict[str, Any]:
-    """The model document for `rows` (the JSON TaskModel.from_document reads)."""
+def vectorize(rows: Sequence[Labelled]) -> tuple[DictVectorizer, Any]:
+    """The training matrix of `rows` and the vectorizer that made it: every dense feature,
+    and the n-grams seen in at least MIN_DOCS prompts."""
     dicts = [feature_dict(r.prompt) for r in rows]
     seen = Counter(k for d in dicts for k in d if not k.startswith("#"))
     dicts = [{k: v for k, v in d.items() if k.startswith("#") or seen[k] >= MIN_DOCS}
              for d in dicts]
     vectorizer = DictVectorizer()
-    x = vectorizer.fit_transform(dicts)
+    return vectorizer, vectorizer.fit_transform(dicts)
+
+
+def fit(rows: Sequence[Labelled], config: TaskTrainConfig) -> dict[str, Any]:
+    """The model document for `rows` (the JSON TaskModel.from_document reads)."""
+    vectorizer, x = vectorize(rows)
     y = np.array([TASK_TYPES.index(r.task) for r in rows])
     model = LogisticRegression(C=config.c, class_weight="balanced", max_iter=3000)
     model.fit(x, y)
