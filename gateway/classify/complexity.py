@@ -3,19 +3,13 @@ succeeds (`p_strong`), and its low/medium/high class. Numpy-free, sklearn-free i
 
 from __future__ import annotations
 
-import json
 import math
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gateway.classify.complexity_features import (
-    FEATURIZER_VERSION,
-    FORMATS,
-    HEAD_CHARS,
-    TAIL_CHARS,
-    extract_features,
-)
+from gateway.classify.complexity_features import FORMATS, extract_features
+from gateway.classify.model_files import check_featurizer, read_document
 from gateway.types import Complexity
 
 DEFAULT_MODEL_PATH = Path(__file__).parent / "models" / "complexity.json"
@@ -60,14 +54,8 @@ class ComplexityModel:
     def from_document(cls, document: dict[str, Any]) -> ComplexityModel:
         if document.get("format") != MODEL_FORMAT:
             raise ComplexityModelError(f"unknown model format {document.get('format')!r}")
-        featurizer = document.get("featurizer", {})
-        expected = {"version": FEATURIZER_VERSION, "head_chars": HEAD_CHARS,
-                    "tail_chars": TAIL_CHARS}
-        if featurizer != expected:
-            raise ComplexityModelError(
-                f"model was trained with featurizer {featurizer}, this code has {expected}:"
-                " retrain with `gateway classifier train`"
-            )
+        check_featurizer(document, "complexity model", ComplexityModelError,
+                         "gateway classifier train")
         try:
             low, high = (float(t) for t in document["thresholds"])
             return cls(
@@ -121,13 +109,8 @@ def classify(p: float, thresholds: tuple[float, float] = DEFAULT_THRESHOLDS) -> 
 
 
 def _load(path: Path) -> ComplexityModel:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ComplexityModelError(f"complexity model not found: {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise ComplexityModelError(f"complexity model is not valid JSON: {path}: {exc}") from exc
-    return ComplexityModel.from_document(document)
+    return ComplexityModel.from_document(
+        read_document(path, "complexity model", ComplexityModelError))
 
 
 @cache

@@ -5,13 +5,13 @@ prompts. Numpy-free, sklearn-free inference."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from gateway.classify.complexity import ComplexityModel, classify
 from gateway.classify.complexity_features import FEATURIZER_VERSION, extract_features
+from gateway.classify.model_files import read_document
 from gateway.classify.task_type import TaskModel
 from gateway.types import TASK_TYPES, Complexity
 
@@ -57,14 +57,8 @@ class RouterModel:
     @classmethod
     def load(cls, directory: Path) -> RouterModel:
         path = directory / ROUTER_FILE
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise RouterModelError(f"no router in {directory} (expected {path})") from exc
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RouterModelError(f"cannot read router file {path}: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise RouterModelError(f"router file is not valid JSON: {path}: {exc}") from exc
+        document = read_document(path, "router file", RouterModelError,
+                                 missing=f"no router in {directory} (expected {path})")
         return cls.from_document(document)
 
     @classmethod

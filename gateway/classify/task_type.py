@@ -3,20 +3,13 @@ same cheap prompt features as the complexity model. Numpy-free, sklearn-free inf
 
 from __future__ import annotations
 
-import json
 import math
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gateway.classify.complexity_features import (
-    FEATURIZER_VERSION,
-    HEAD_CHARS,
-    MCQ,
-    TAIL_CHARS,
-    PromptFeatures,
-    extract_features,
-)
+from gateway.classify.complexity_features import MCQ, PromptFeatures, extract_features
+from gateway.classify.model_files import check_featurizer, read_document
 from gateway.types import TASK_TYPES, Task
 
 DEFAULT_TASK_MODEL_PATH = Path(__file__).parent / "models" / "task_type.json"
@@ -58,13 +51,8 @@ class TaskModel:
     def from_document(cls, document: dict[str, Any]) -> TaskModel:
         if document.get("format") != TASK_MODEL_FORMAT:
             raise TaskModelError(f"unknown task model format {document.get('format')!r}")
-        expected = {"version": FEATURIZER_VERSION, "head_chars": HEAD_CHARS,
-                    "tail_chars": TAIL_CHARS}
-        if document.get("featurizer") != expected:
-            raise TaskModelError(
-                f"task model was trained with featurizer {document.get('featurizer')}, this"
-                f" code has {expected}: retrain with `gateway classifier train-tasks`"
-            )
+        check_featurizer(document, "task model", TaskModelError,
+                         "gateway classifier train-tasks")
         if tuple(document.get("classes", ())) != TASK_TYPES:
             raise TaskModelError(f"task model classes {document.get('classes')} are not"
                                  f" the taxonomy {list(TASK_TYPES)}")
@@ -121,13 +109,7 @@ class TaskModel:
 
 
 def _load(path: Path) -> TaskModel:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise TaskModelError(f"task model not found: {path}") from exc
-    except json.JSONDecodeError as exc:
-        raise TaskModelError(f"task model is not valid JSON: {path}: {exc}") from exc
-    return TaskModel.from_document(document)
+    return TaskModel.from_document(read_document(path, "task model", TaskModelError))
 
 
 @cache
