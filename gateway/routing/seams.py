@@ -5,12 +5,12 @@ in-memory fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Protocol
 
 from gateway.classify.payload_text import SpanScanner
 from gateway.classify.redaction import RedactionMap
-from gateway.policy.runtime import PolicySet
+from gateway.policy.runtime import PolicySet, Profiler
 from gateway.scraper.fleet import Ticket
 from gateway.types import AuditEvent, FleetSnapshot, Payload, Profile, RouteRequest, TenantDetector
 
@@ -25,21 +25,12 @@ class PolicySource(Protocol):
         """Call `listener` with each policy that comes into force after this one."""
 
 
-class Classifier(Protocol):
-    """Profiles a request (tokens, complexity, sensitivity) and redacts what it found."""
+class Classifier(Profiler, Protocol):
+    """Profiles a request (tokens, complexity, sensitivity: `Profiler.profile`, the step the
+    policy runs) and redacts what it found."""
 
     @property
     def can_redact(self) -> bool: ...
-
-    async def profile(
-        self,
-        request: RouteRequest,
-        thresholds: Sequence[int] = (),
-        *,
-        detectors: tuple[TenantDetector, ...] = (),
-        other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
-        min_confidence: float = 0.0,
-    ) -> Profile: ...
 
     def redaction_scanner(
         self, request: RouteRequest, detectors: tuple[TenantDetector, ...] = (),

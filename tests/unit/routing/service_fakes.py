@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gateway.budget.limits import Reservation
 from gateway.budget.memory_store import MemoryBudgetStore
@@ -78,7 +79,7 @@ class FixedClassifier:
         self, request: RouteRequest, thresholds: Sequence[int] = (), *,
         detectors: tuple[TenantDetector, ...] = (),
         other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
-        min_confidence: float = 0.0,
+        min_confidence: float = 0.0, **complexity: Any,
     ) -> Profile:
         key = b"s:" + request.session_id.encode() if request.session_id else None
         return Profile(PROMPT_TOKENS, request.max_output_tokens, affinity_key=key)
