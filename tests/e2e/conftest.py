@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
 from gateway.tenancy.repository import TenantRepository
 from tests.support.sdk_clients import OpenedClients
+from tests.support.sdk_clients import close_opened_clients as close_opened_clients  # autouse
 from tests.support.servers import ServerThread, free_port, serve
 
 ADMIN_KEY = "admin-test-key"
@@ -176,19 +176,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     finally:
         for sim in sims.values():
             sim.stop()
-
-
-@pytest.fixture(autouse=True)
-def close_opened_clients(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Close the SDK clients the test opened through any gateway fixture it used (Gateway, Rig
-    or another with `opened`): left to the garbage collector they leak sockets. Then collect
-    (a few ms), so that anything else the test left unclosed fails this test, not a later one."""
-    yield
-    for value in request.node.funcargs.values():
-        opened = getattr(value, "opened", None)
-        if isinstance(opened, OpenedClients):
-            opened.close()
-    gc.collect()
 
 
 @pytest.fixture

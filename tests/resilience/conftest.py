@@ -3,7 +3,6 @@ shared test server is never touched)."""
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import subprocess
@@ -16,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REQUIRE
+
+# Closes what a test opened and collects after it, so a socket a test left unclosed fails that
+# test (warnings are errors), not whichever later one happens to trigger a collection.
+from tests.support.sdk_clients import close_opened_clients
 from tests.support.servers import free_port
+
+__all__ = ["close_opened_clients"]
 
 
 @dataclass
@@ -83,10 +88,3 @@ def dedicated_postgres() -> Iterator[PostgresCluster]:
             cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
 
-
-@pytest.fixture(autouse=True)
-def collect_leaks() -> Iterator[None]:
-    """Collect after each test, so that a socket or client it left unclosed fails this test
-    (warnings are errors) instead of whichever later test happens to trigger a collection."""
-    yield
-    gc.collect()

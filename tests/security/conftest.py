@@ -3,6 +3,7 @@ front of simulated vLLM servers, with the admin key and body limit from tests/e2
 
 from __future__ import annotations
 
-from tests.e2e.conftest import close_opened_clients, gateway, gw
+from tests.e2e.conftest import gateway, gw
+from tests.support.sdk_clients import close_opened_clients
 
 __all__ = ["close_opened_clients", "gateway", "gw"]

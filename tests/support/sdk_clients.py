@@ -8,7 +8,11 @@ whichever later test happened to trigger that collection.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from typing import Protocol, TypeVar
+
+import pytest
 
 
 class Closable(Protocol):
@@ -29,3 +33,16 @@ class OpenedClients:
     def close(self) -> None:
         while self._clients:
             self._clients.pop().close()
+
+
+@pytest.fixture(autouse=True)
+def close_opened_clients(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Close the SDK clients the test opened through any gateway fixture it used (Gateway, Rig
+    or another with `opened`): left to the garbage collector they leak sockets. Then collect
+    (a few ms), so that anything else the test left unclosed fails this test, not a later one."""
+    yield
+    for value in request.node.funcargs.values():
+        opened = getattr(value, "opened", None)
+        if isinstance(opened, OpenedClients):
+            opened.close()
+    gc.collect()
