@@ -134,6 +134,7 @@ def derive_load(
         itl_s=mean(Signal.ITL),
         preemptions_per_s=rate(Signal.PREEMPTIONS),
         requests_finished_per_s=rate(Signal.REQUESTS_FINISHED),
+        reply_tokens=mean(Signal.REPLY_TOKENS),
         interval_s=interval_s,
     )
 

@@ -88,6 +88,7 @@ class _Backend:
     decode_peak: float | None = None
     tokens_per_hour: float | None = None
     mean_generation_tokens: float | None = None  # engine counters: tokens ÷ finished requests
+    unfinished_tokens: float = 0.0  # generated since the last interval in which any finished
     generation_means: deque[float] | None = None  # per scrape interval, the last few
     claim_generation_tokens: float | None = None  # the reply length KV is claimed for
     engine_ttft_means: deque[float] | None = None
@@ -322,12 +323,10 @@ def _state_of(entry: _Backend, now_s: float) -> BackendState:
 
 def _learn_engine_means(entry: _Backend, load: BackendLoad) -> None:
     """From the engine's counters and histograms over one scrape interval: the mean reply
-    length (generated tokens ÷ finished requests, smoothed; tokens of requests still running
-    even out over intervals), the length KV is claimed for (claim_generation_tokens) and the
-    fastest recent mean TTFT (the unloaded floor)."""
-    finished, generated = load.requests_finished_per_s, load.generation_tokens_per_s
-    if finished and generated is not None and finished > 0:
-        sample = generated / finished
+    length (smoothed), the length KV is claimed for (claim_generation_tokens) and the fastest
+    recent mean TTFT (the unloaded floor)."""
+    sample = _reply_length(entry, load)
+    if sample is not None:
         current = entry.mean_generation_tokens
         entry.mean_generation_tokens = sample if current is None else (
             current + GENERATION_EWMA_ALPHA * (sample - current)
@@ -343,6 +342,25 @@ def _learn_engine_means(entry: _Backend, load: BackendLoad) -> None:
             entry.engine_ttft_means = deque(maxlen=PEAK_WINDOW_SCRAPES)
         entry.engine_ttft_means.append(load.ttft_s)
         entry.engine_ttft_floor = min(entry.engine_ttft_means)
+
+
+def _reply_length(entry: _Backend, load: BackendLoad) -> float | None:
+    """The mean length of the replies that finished in the interval: the engine's per-request
+    histogram where it has one; else tokens generated since the last interval in which any
+    request finished, ÷ those finished. Dividing one interval's tokens alone undercounts long
+    replies by the intervals they ran without finishing (1,000-token replies over 0.25 s
+    scrapes read as ~500, and the KV they were admitted on did not exist)."""
+    if load.reply_tokens is not None:
+        return load.reply_tokens
+    finished, rate = load.requests_finished_per_s, load.generation_tokens_per_s
+    if rate is None or load.interval_s is None:
+        return None
+    entry.unfinished_tokens += rate * load.interval_s
+    if not finished or finished <= 0:
+        return None
+    sample = entry.unfinished_tokens / (finished * load.interval_s)
+    entry.unfinished_tokens = 0.0
+    return sample
 
 
 def claim_generation_tokens(interval_means: deque[float] | list[float], mean: float) -> float:

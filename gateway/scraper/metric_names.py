@@ -28,6 +28,7 @@ class Signal(StrEnum):
     REQUESTS_FINISHED = "requests_finished"
     TTFT = "ttft"
     ITL = "itl"
+    REPLY_TOKENS = "reply_tokens"  # tokens generated per finished request (a histogram)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,8 @@ VLLM = Dialect(
         Signal.TTFT: ("vllm:time_to_first_token_seconds",),
         # Deprecated in 0.11, hidden in 0.12.
         Signal.ITL: ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
+        # Observed once per finished request: the exact mean reply length over an interval.
+        Signal.REPLY_TOKENS: ("vllm:request_generation_tokens",),
     },
     cache_info=("vllm:cache_config_info",),
     replica_labels=("engine",),

@@ -5,14 +5,16 @@ tokens) and 4 slots (scripts/test.sh). Eleven concurrent long requests (~1,200 t
 each) fit the two together. A load-blind round-robin pool sends five of them to the small
 engine, which has the KV for only three of its five: they are preempted or queue. The
 load-aware pool, reading the engines' real `vllm:` metrics and counting its own sends, keeps
-the small engine out of its waiting queue and out of preemption. The assertions are on the
-engines' own counters, not on how many requests went where: when a request arrives late
+the small engine out of its waiting queue and out of preemption: it holds KV for each reply's
+measured length (the engines' per-request histogram says 1,000 tokens). The assertions are on
+the engines' own counters, not on how many requests went where: when a request arrives late
 under load, a slot may rightly have freed up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -68,7 +70,7 @@ class Engine:
 
 @pytest.fixture  # a fresh gateway: its round robin starts at zero
 def gateway_url(vllm_url: str, vllm_small_url: str,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
     tmp: Path = tmp_path_factory.mktemp("vllm-routing")
     db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
     key = create_key(db_url, "acme")
@@ -90,11 +92,24 @@ def gateway_url(vllm_url: str, vllm_small_url: str,
     settings = Settings(database_url=db_url, audit_log_path=str(tmp / "audit.jsonl"),
                         admin_key=ADMIN_KEY, upstream_connect_timeout_s=30.0)
     with serve(create_app(settings, policy=policy)) as server:
-        yield server.url, key
+        yield server.url, key, tmp / "audit.jsonl"
 
 
-def burst(gateway: tuple[str, str], model: str, engines: dict[str, Engine]) -> dict[str, int]:
-    url, key = gateway
+def attempts(gateway: tuple[str, str, Path], model: str) -> list[list[str]]:
+    """The backends each request of a burst tried, in order, from the audit journal."""
+    rows = [json.loads(line) for line in gateway[2].read_text().splitlines()]
+    return [row["tried"] for row in rows if row["requested_model"] == model]
+
+
+def fleet_of(gateway: tuple[str, str, Path]) -> dict[str, dict[str, object]]:
+    return httpx.get(f"{gateway[0]}/admin/fleet", timeout=30,
+                     headers={"authorization": f"Bearer {ADMIN_KEY}"}).json()["backends"]
+
+
+def burst(
+    gateway: tuple[str, str, Path], model: str, engines: dict[str, Engine]
+) -> dict[str, int]:
+    url, key, _ = gateway
     for engine in engines.values():
         engine.mark()
 
@@ -113,11 +128,9 @@ def burst(gateway: tuple[str, str], model: str, engines: dict[str, Engine]) -> d
     return {name: served.count(name) for name in engines}
 
 
-def wait_until_scraped(gateway: tuple[str, str]) -> None:
-    url, _ = gateway
+def wait_until_scraped(gateway: tuple[str, str, Path]) -> None:
     for _ in range(600):
-        fleet = httpx.get(f"{url}/admin/fleet", headers={"authorization": f"Bearer {ADMIN_KEY}"},
-                          timeout=30).json()["backends"]
+        fleet = fleet_of(gateway)
         # Idle by a fresh scrape: a loaded CI machine can make scrapes time out for a while,
         # and an old "idle" reading must not start the next burst.
         if all(fleet[n]["kv_capacity_tokens"] and fleet[n]["running"] == 0
@@ -129,12 +142,11 @@ def wait_until_scraped(gateway: tuple[str, str]) -> None:
 
 
 def test_load_aware_keeps_the_small_engine_out_of_its_queue_round_robin_does_not(
-    gateway_url: tuple[str, str], vllm_url: str, vllm_small_url: str,
+    gateway_url: tuple[str, str, Path], vllm_url: str, vllm_small_url: str,
 ) -> None:
     engines = {"big": Engine(vllm_url), "small": Engine(vllm_small_url)}
     wait_until_scraped(gateway_url)
-    fleet = httpx.get(f"{gateway_url[0]}/admin/fleet",
-                      headers={"authorization": f"Bearer {ADMIN_KEY}"}).json()["backends"]
+    fleet = fleet_of(gateway_url)
     assert fleet["big"]["kv_capacity_tokens"] > 4 * fleet["small"]["kv_capacity_tokens"] > 0
 
     small = engines["small"]
@@ -151,10 +163,13 @@ def test_load_aware_keeps_the_small_engine_out_of_its_queue_round_robin_does_not
           f"{blind_preempted:.0f} preemptions")
 
     wait_until_scraped(gateway_url)
+    # Every reply was 1,000 tokens (ignore_eos): that is what KV is held for, not the ~500
+    # that dividing one scrape interval's tokens by the requests finished in it made of them.
+    measured = fleet_of(gateway_url)["small"]["claim_generation_tokens"]
+    assert isinstance(measured, float) and 950 <= measured <= 1000, measured
     aware = burst(gateway_url, "aware", engines)
     aware_queue_s = small.read("vllm:request_queue_time_seconds_sum") - small.queue_s_before
-    after = httpx.get(f"{gateway_url[0]}/admin/fleet",
-                      headers={"authorization": f"Bearer {ADMIN_KEY}"}).json()["backends"]
+    after = (attempts(gateway_url, "aware"), fleet_of(gateway_url))
     assert sum(aware.values()) == CONCURRENT
     assert small.queued_long() == small.queued_long_before, (aware, after)
     assert small.read("vllm:num_preemptions_total") == small.preemptions_before, (aware, after)

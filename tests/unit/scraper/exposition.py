@@ -29,6 +29,7 @@ class EngineValues:
     finished: Mapping[str, float] | None = field(default_factory=lambda: {"stop": 0, "length": 0})
     ttft: tuple[float, float] | None = (0.0, 0)  # (sum, count)
     itl: tuple[float, float] | None = (0.0, 0)
+    replies: tuple[float, float] | None = None  # vllm:request_generation_tokens (sum, count)
     num_gpu_blocks: int | None = 128
     block_size: int = 32
     kv_bytes_per_token: int | None = 1024
@@ -70,6 +71,7 @@ def vllm_text(engines: Mapping[str, EngineValues], model: str = "m") -> str:
     for attr, name in (
         ("ttft", "vllm:time_to_first_token_seconds"),
         ("itl", "vllm:inter_token_latency_seconds"),
+        ("replies", "vllm:request_generation_tokens"),
     ):
         lines.append(f"# TYPE {name} histogram")
         for e, v in engines.items():

@@ -241,3 +241,14 @@ def test_truncated_page_is_an_error_only_where_it_matters() -> None:
     # Cut inside a bucket line the scraper never reads: everything before it still counts.
     cut_in_bucket = page[: page.index('le="80.0"') + 5]
     assert parse_metrics(cut_in_bucket).gauges[Signal.RUNNING] == 4
+
+
+def test_reply_length_is_the_per_request_histogram_over_the_interval() -> None:
+    """vLLM observes each finished request's generated tokens: Δsum ÷ Δcount is the mean
+    reply length of the requests that finished between two scrapes, however long they ran."""
+    before = parse_metrics(vllm_text({"0": EngineValues(replies=(5000.0, 5))}))
+    after = parse_metrics(vllm_text({"0": EngineValues(replies=(8000.0, 8))}))
+    assert derive_load(before, after, 1.25, 1.0).reply_tokens == 1000.0
+    assert derive_load(after, after, 1.5, 1.25).reply_tokens is None  # none finished
+    older = parse_metrics(vllm_text({"0": EngineValues()}))  # a build without the histogram
+    assert derive_load(older, older, 1.5, 1.25).reply_tokens is None

@@ -59,7 +59,7 @@ def fleet_at(clock: list[float], hit_rate: float) -> FleetState:
     fleet = FleetState(clock=lambda: clock[0])
     fleet.record_load("a", BackendLoad(
         scraped_at_s=clock[0], engine="vllm", running=0, waiting=0, prefix_hit_rate=hit_rate,
-        requests_finished_per_s=2.0, generation_tokens_per_s=2.0 * REPLY,
+        requests_finished_per_s=2.0, reply_tokens=REPLY,
     ))
     clock[0] += 0.1
     return fleet

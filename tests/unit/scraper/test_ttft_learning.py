@@ -190,11 +190,11 @@ def test_fleet_learns_mean_reply_length_and_engine_ttft_floor_and_reserves_by_th
     fleet = FleetState(clock=lambda: now[0])
     fleet.record_load("a", load(now[0], requests_finished_per_s=4.0,
                                 generation_tokens_per_s=200.0, ttft_s=0.08,
-                                prefix_hit_rate=0.5))
+                                prefix_hit_rate=0.5, interval_s=1.0))
     now[0] += 1
     fleet.record_load("a", load(now[0], requests_finished_per_s=2.0,
                                 generation_tokens_per_s=100.0, ttft_s=0.03,
-                                prefix_hit_rate=0.5))
+                                prefix_hit_rate=0.5, interval_s=1.0))
     state = fleet.snapshot().backends["a"]
     assert state.mean_generation_tokens == 50.0 and state.engine_ttft_floor_s == 0.03
     now[0] += 0.1
@@ -223,8 +223,7 @@ def test_fleet_claims_kv_for_a_burst_of_long_replies_not_for_the_mean() -> None:
     fleet = FleetState(clock=lambda: now[0])
     for i in range(GENERATION_WINDOW_SCRAPES):
         reply = 100.0 if i % 5 == 4 else 40.0
-        fleet.record_load("a", load(now[0], requests_finished_per_s=4.0,
-                                    generation_tokens_per_s=4 * reply))
+        fleet.record_load("a", load(now[0], reply_tokens=reply))
         now[0] += 1
     state = fleet.snapshot().backends["a"]
     assert state.mean_generation_tokens is not None and state.mean_generation_tokens < 70
@@ -233,3 +232,23 @@ def test_fleet_claims_kv_for_a_burst_of_long_replies_not_for_the_mean() -> None:
     assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1000 + 100
     fleet.dispatched("a", 1000, 1064)  # max_tokens 64 bounds it
     assert fleet.snapshot().backends["a"].kv_reserved_tokens == 1100 + 1064
+
+
+def test_long_replies_are_measured_whole_though_they_finish_intervals_after_they_began() -> None:
+    """Four 1,000-token replies decode over four 0.25 s scrapes and all finish in the last:
+    without the engine's per-request histogram, the tokens of the intervals in which none
+    finished count toward the next that does (one interval's tokens alone read 250)."""
+    now = [1000.0]
+    fleet = FleetState(clock=lambda: now[0])
+    for finished in (0.0, 0.0, 0.0, 16.0):  # per second: 4 requests in the last 0.25 s
+        now[0] += 0.25
+        fleet.record_load("a", load(now[0], generation_tokens_per_s=4000.0,
+                                    requests_finished_per_s=finished, interval_s=0.25))
+    state = fleet.snapshot().backends["a"]
+    assert state.mean_generation_tokens == 1000.0 and state.claim_generation_tokens == 1000.0
+    # The engine's histogram, where exported, is the measurement itself.
+    now[0] += 0.25
+    fleet.record_load("a", load(now[0], generation_tokens_per_s=4000.0,
+                                requests_finished_per_s=16.0, reply_tokens=1000.0,
+                                interval_s=0.25))
+    assert fleet.snapshot().backends["a"].mean_generation_tokens == 1000.0
