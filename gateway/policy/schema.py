@@ -169,7 +169,11 @@ class BackendSpec(Strict):
         "GPUs (every GPU it reports); GPU utilisation and memory used go into the economics "
         "report",
     )
-    timeout_s: float | None = Field(default=None, gt=0, description="read timeout")
+    timeout_s: float | None = Field(
+        default=None, gt=0,
+        description="read timeout in seconds (default: the gateway's "
+        "GATEWAY_UPSTREAM_READ_TIMEOUT_S, 300)",
+    )
     max_connections: int | None = Field(default=None, ge=1)
     tokens: TokensSpec | None = Field(
         default=None,

@@ -54,8 +54,9 @@ class SessionPool:
             )
             timeout = aiohttp.ClientTimeout(
                 total=None,  # streams may legitimately run for minutes
-                connect=min(backend.connect_timeout_s, self._connect_timeout_s),
-                sock_read=min(backend.read_timeout_s, self._read_timeout_s),
+                # The policy's value for this backend, else the gateway's setting.
+                connect=backend.connect_timeout_s or self._connect_timeout_s,
+                sock_read=backend.read_timeout_s or self._read_timeout_s,
             )
             session = aiohttp.ClientSession(
                 connector=connector,
@@ -69,6 +70,22 @@ class SessionPool:
     async def aclose(self) -> None:
         sessions, self._sessions = list(self._sessions.values()), {}
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+async def posted(
+    session: aiohttp.ClientSession, url: str, data: bytes, headers: dict[str, str]
+) -> aiohttp.ClientResponse:
+    """The response to a POST, sent once more when the server closed the connection before
+    answering. That is how a kept-alive connection looks when the server's idle timeout
+    fires as the request is written (IDLE_CONNECTION_S narrows that race, and a starved
+    process widens it again): the server never read the request. Failing over would send it
+    anyway, to a backend the router ranked lower; a failed connect is not retried here."""
+    try:
+        return await session.post(url, data=data, headers=headers)
+    except aiohttp.ClientConnectorError:
+        raise
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+        return await session.post(url, data=data, headers=headers)
 
 
 def transport_error(
@@ -122,7 +139,7 @@ async def post_whole(
     """POST and read the whole 2xx reply (body, content type); anything else is a
     DispatchError, from the API's error body or from the transport."""
     try:
-        async with session.post(url, data=data, headers=headers) as resp:
+        async with await posted(session, url, data, headers) as resp:
             body = await resp.read()
             status = resp.status
             content_type = resp.headers.get("Content-Type", "application/json")
@@ -146,7 +163,7 @@ async def post_stream(
     """POST and return the open 2xx response for the caller to stream; a non-2xx is read,
     released and raised as a DispatchError."""
     try:
-        resp = await session.post(url, data=data, headers=headers)
+        resp = await posted(session, url, data, headers)
     except TRANSPORT_ERRORS as exc:
         raise transport_error(backend, exc) from exc
     if resp.status >= 300:

@@ -207,8 +207,9 @@ class Backend:
     # Or the key read from a file when the policy was loaded (api_key_file): never printed.
     api_key_file: str | None = None
     api_key: str | None = field(default=None, repr=False)
-    connect_timeout_s: float = 5.0
-    read_timeout_s: float = 300.0
+    # None: the gateway's settings (GATEWAY_UPSTREAM_CONNECT_TIMEOUT_S / _READ_TIMEOUT_S).
+    connect_timeout_s: float | None = None
+    read_timeout_s: float | None = None
     max_connections: int = 512
     # How the key is sent: "api_key" in the provider's own header, or "bearer".
     auth: str = "bearer"
