@@ -65,6 +65,8 @@ def event_row(event: AuditEvent) -> Row:
         trace["rejected"] = [[r.backend, r.reason] for r in event.rejected]
     if len(event.tried) > 1:
         trace["tried"] = list(event.tried)
+    if event.failures:
+        trace["failed"] = list(event.failures)  # why: the failover's reasons, in order
     if event.telemetry is not None:
         note = event.telemetry
         trace["telemetry"] = {

@@ -165,6 +165,7 @@ def audit_event(
         prompt_tokens_exact=profile.prompt_tokens_exact,
         baseline_cost_micro_usd=settlement.baseline_cost_micro_usd,
         tried=attempts.tried,
+        failures=attempts.errors,
         telemetry=_telemetry_note(route.fleet, backend, decision) if route is not None else None,
         slo_miss=decision.slo_miss if decision else None,
         content=content,

@@ -350,6 +350,8 @@ class AuditEvent:
     # the same tokens: the "always the frontier model" comparison in savings reports.
     baseline_cost_micro_usd: int | None = None
     tried: tuple[str, ...] = ()  # backends attempted, in order (fallbacks after the first)
+    # Why each failed attempt failed ("backend: the gateway's error message"), in order.
+    failures: tuple[str, ...] = ()
     telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
     slo_miss: str | None = None  # RouteDecision.slo_miss: why the TTFT target was not promised
     # Prompt and answer with sensitive spans already replaced: only for tenants that opted in

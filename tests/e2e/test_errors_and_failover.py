@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import openai
@@ -123,6 +124,11 @@ def test_upstream_5xx_fails_over_before_the_first_byte(gw: Gateway, stream: bool
         model="flaky", messages=HELLO, max_tokens=3, **kwargs)
     assert raw.headers["x-gateway-backend"] == "sim-a"
     assert raw.headers["x-gateway-attempts"] == "2"
+    # The audit row says why the first candidate was passed over.
+    row = recorded(gw, raw.headers["x-request-id"])
+    assert row["tried"] == ["sim-b", "sim-a"]
+    [why] = row["failures"]
+    assert why.startswith("sim-b: ") and "HTTP 503" in why
 
 
 def test_upstream_timeout_fails_over(gw: Gateway) -> None:
@@ -185,18 +191,21 @@ def test_every_request_is_recorded_without_its_content(gw: Gateway) -> None:
     secret = "Please mail my results to carla.moss@gmail.com, thanks."
     raw = gw.client().chat.completions.with_raw_response.create(
         model="auto", messages=[{"role": "user", "content": secret}], max_tokens=2)
-    request_id = raw.headers["x-request-id"]
-    deadline = time.monotonic() + 5
-    while True:
-        match = [r for r in mirror_rows(gw.audit_path) if r["request_id"] == request_id]
-        if match:
-            break
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    row = match[0]
+    row = recorded(gw, raw.headers["x-request-id"])
     assert row["outcome"] == "ok" and row["status"] == 200
     assert row["backend"] == raw.headers["x-gateway-backend"]
     assert row["completion_tokens"] > 0 and row["cost_micro_usd"] > 0
     # the whole log, not one line: no prompt text and no detected value is ever written
     text = gw.audit_path.read_text()
     assert "carla.moss" not in text and "Please mail my results" not in text
+
+
+def recorded(gw: Gateway, request_id: str) -> dict[str, Any]:
+    """The request's audit row, once the mirror has it."""
+    deadline = time.monotonic() + 5
+    while True:
+        match = [r for r in mirror_rows(gw.audit_path) if r["request_id"] == request_id]
+        if match:
+            return match[0]
+        assert time.monotonic() < deadline, f"no audit row for {request_id}"
+        time.sleep(0.05)
