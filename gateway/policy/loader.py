@@ -216,7 +216,7 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         api_key_file=spec.api_key_file,
         api_key=key_from_file,
         read_timeout_s=spec.timeout_s,
-        max_connections=spec.max_connections or 512,
+        max_connections=spec.max_connections,
         ttft_s=ttft_s,
         tpot_s=tpot_s,
         # Kinds with a key header of their own (Azure's, Anthropic's) send keys there unless

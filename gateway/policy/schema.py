@@ -174,7 +174,11 @@ class BackendSpec(Strict):
         description="read timeout in seconds (default: the gateway's "
         "GATEWAY_UPSTREAM_READ_TIMEOUT_S, 300)",
     )
-    max_connections: int | None = Field(default=None, ge=1)
+    max_connections: int | None = Field(
+        default=None, ge=1,
+        description="connections to this backend at once (default: the gateway's "
+        "GATEWAY_UPSTREAM_MAX_CONNECTIONS, 512)",
+    )
     tokens: TokensSpec | None = Field(
         default=None,
         description="how prompts are counted for this backend (default: exact in the "

@@ -46,15 +46,15 @@ class SessionPool:
     def session(self, backend: Backend) -> aiohttp.ClientSession:
         session = self._sessions.get(backend.base_url)
         if session is None or session.closed:
+            # Limits and timeouts: the policy's value for this backend, else the setting.
             connector = aiohttp.TCPConnector(
-                limit=min(backend.max_connections, self._max_connections),
+                limit=backend.max_connections or self._max_connections,
                 limit_per_host=0,
                 ttl_dns_cache=300,
                 keepalive_timeout=IDLE_CONNECTION_S,
             )
             timeout = aiohttp.ClientTimeout(
                 total=None,  # streams may legitimately run for minutes
-                # The policy's value for this backend, else the gateway's setting.
                 connect=backend.connect_timeout_s or self._connect_timeout_s,
                 sock_read=backend.read_timeout_s or self._read_timeout_s,
             )

@@ -207,10 +207,11 @@ class Backend:
     # Or the key read from a file when the policy was loaded (api_key_file): never printed.
     api_key_file: str | None = None
     api_key: str | None = field(default=None, repr=False)
-    # None: the gateway's settings (GATEWAY_UPSTREAM_CONNECT_TIMEOUT_S / _READ_TIMEOUT_S).
+    # None: the gateway's settings (GATEWAY_UPSTREAM_CONNECT_TIMEOUT_S, _READ_TIMEOUT_S,
+    # _MAX_CONNECTIONS).
     connect_timeout_s: float | None = None
     read_timeout_s: float | None = None
-    max_connections: int = 512
+    max_connections: int | None = None
     # How the key is sent: "api_key" in the provider's own header, or "bearer".
     auth: str = "bearer"
     # What only this backend's provider kind has (Azure's deployment, Anthropic's version

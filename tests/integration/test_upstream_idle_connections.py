@@ -139,13 +139,15 @@ async def test_a_server_that_closes_every_request_unanswered_is_a_failure_after_
         assert upstream.connections == 2 and upstream.answered == 0
 
 
-async def test_upstream_timeouts_are_the_gateways_settings_unless_the_policy_sets_its_own(
+async def test_upstream_limits_are_the_gateways_settings_unless_the_policy_sets_its_own(
 ) -> None:
-    pool = SessionPool(connect_timeout_s=30.0, read_timeout_s=120.0)
+    pool = SessionPool(connect_timeout_s=30.0, read_timeout_s=120.0, max_connections=2048)
     try:
-        default = pool.session(engine_at(1)).timeout
-        assert (default.connect, default.sock_read) == (30.0, 120.0)
-        own = pool.session(replace(engine_at(2), read_timeout_s=600.0)).timeout
-        assert (own.connect, own.sock_read) == (30.0, 600.0)
+        default = pool.session(engine_at(1))
+        assert (default.timeout.connect, default.timeout.sock_read) == (30.0, 120.0)
+        assert default.connector is not None and default.connector.limit == 2048
+        own = pool.session(replace(engine_at(2), read_timeout_s=600.0, max_connections=64))
+        assert (own.timeout.connect, own.timeout.sock_read) == (30.0, 600.0)
+        assert own.connector is not None and own.connector.limit == 64
     finally:
         await pool.aclose()
