@@ -104,7 +104,7 @@ class Failover:
                         fleet.abandoned(ticket)  # the request's fault, not the backend's
                         raise
                     fleet.failed(ticket)
-                    attempts = attempts.failed(f"{backend.name}: {exc.error.message}")
+                    attempts = attempts.failed(f"{backend.name}: {failure_reason(exc)}")
                     last = exc
                     continue
                 except BaseException:
@@ -127,3 +127,13 @@ class Failover:
         if profile.prompt_tokens > REDACT_INLINE_TOKENS:
             return await asyncio.to_thread(redact, request, detectors, profile)
         return redact(request, detectors, profile)
+
+
+def failure_reason(exc: DispatchError) -> str:
+    """What the audit trace says of a failed attempt: the upstream's status, else the transport
+    failure's kind ("ServerDisconnectedError", "ConnectionTimeoutError"). Never the message:
+    an upstream's error text may quote the request it refused."""
+    if exc.upstream_status is not None:
+        return f"HTTP {exc.upstream_status}"
+    cause = exc.__cause__
+    return type(cause).__name__ if cause is not None else exc.error.error_type

@@ -81,8 +81,8 @@ async def test_a_retryable_failure_before_the_first_byte_fails_over_to_the_next(
     [event] = h.audit.events
     assert (event.outcome, event.backend, event.attempts, event.tried) == (
         "ok", "b", 2, ("a", "b"))
-    assert event.failures == ("a: a answered 503",)
-    assert event_row(event)["trace"]["failed"] == ["a: a answered 503"]
+    assert event.failures == ("a: HTTP 503",)
+    assert event_row(event)["trace"]["failed"] == ["a: HTTP 503"]
 
 
 async def test_every_attempt_tells_the_fleet_the_requests_prefix_key() -> None:
