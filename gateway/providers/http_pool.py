@@ -46,7 +46,7 @@ class SessionPool:
     def session(self, backend: Backend) -> aiohttp.ClientSession:
         session = self._sessions.get(backend.base_url)
         if session is None or session.closed:
-            # Limits and timeouts: the policy's value for this backend, else the setting.
+            # The policy's limit and read timeout for this backend, else the settings.
             connector = aiohttp.TCPConnector(
                 limit=backend.max_connections or self._max_connections,
                 limit_per_host=0,
@@ -55,7 +55,7 @@ class SessionPool:
             )
             timeout = aiohttp.ClientTimeout(
                 total=None,  # streams may legitimately run for minutes
-                connect=backend.connect_timeout_s or self._connect_timeout_s,
+                connect=self._connect_timeout_s,
                 sock_read=backend.read_timeout_s or self._read_timeout_s,
             )
             session = aiohttp.ClientSession(

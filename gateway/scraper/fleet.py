@@ -87,7 +87,7 @@ class _Backend:
     prefill_peak: float | None = None
     decode_peak: float | None = None
     tokens_per_hour: float | None = None
-    mean_generation_tokens: float | None = None  # engine counters: tokens ÷ finished requests
+    mean_generation_tokens: float | None = None  # mean reply length, smoothed (_reply_length)
     unfinished_tokens: float = 0.0  # generated since the last interval in which any finished
     generation_means: deque[float] | None = None  # per scrape interval, the last few
     claim_generation_tokens: float | None = None  # the reply length KV is claimed for
@@ -354,6 +354,7 @@ def _reply_length(entry: _Backend, load: BackendLoad) -> float | None:
         return load.reply_tokens
     finished, rate = load.requests_finished_per_s, load.generation_tokens_per_s
     if rate is None or load.interval_s is None:
+        entry.unfinished_tokens = 0.0  # no baseline (a restarted engine): start counting anew
         return None
     entry.unfinished_tokens += rate * load.interval_s
     if not finished or finished <= 0:

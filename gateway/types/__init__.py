@@ -207,9 +207,8 @@ class Backend:
     # Or the key read from a file when the policy was loaded (api_key_file): never printed.
     api_key_file: str | None = None
     api_key: str | None = field(default=None, repr=False)
-    # None: the gateway's settings (GATEWAY_UPSTREAM_CONNECT_TIMEOUT_S, _READ_TIMEOUT_S,
-    # _MAX_CONNECTIONS).
-    connect_timeout_s: float | None = None
+    # None: the gateway's settings (GATEWAY_UPSTREAM_READ_TIMEOUT_S, _MAX_CONNECTIONS); the
+    # connect timeout is the gateway's alone (GATEWAY_UPSTREAM_CONNECT_TIMEOUT_S).
     read_timeout_s: float | None = None
     max_connections: int | None = None
     # How the key is sent: "api_key" in the provider's own header, or "bearer".
@@ -351,7 +350,8 @@ class AuditEvent:
     # the same tokens: the "always the frontier model" comparison in savings reports.
     baseline_cost_micro_usd: int | None = None
     tried: tuple[str, ...] = ()  # backends attempted, in order (fallbacks after the first)
-    # Why each failed attempt failed ("backend: the gateway's error message"), in order.
+    # Why each failed attempt failed, in order: "backend: HTTP 503" or the transport failure's
+    # kind ("backend: ServerDisconnectedError"); never an upstream's error text.
     failures: tuple[str, ...] = ()
     telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
     slo_miss: str | None = None  # RouteDecision.slo_miss: why the TTFT target was not promised

@@ -14,7 +14,6 @@ under load, a slot may rightly have freed up.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from gateway.app import create_app
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
 from tests.e2e.conftest import ADMIN_KEY, create_key
+from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import serve
 
 pytestmark = pytest.mark.vllm
@@ -95,10 +95,10 @@ def gateway_url(vllm_url: str, vllm_small_url: str,
         yield server.url, key, tmp / "audit.jsonl"
 
 
-def attempts(gateway: tuple[str, str, Path], model: str) -> list[list[str]]:
-    """The backends each request of a burst tried, in order, from the audit journal."""
-    rows = [json.loads(line) for line in gateway[2].read_text().splitlines()]
-    return [row["tried"] for row in rows if row["requested_model"] == model]
+def attempts(gateway: tuple[str, str, Path], model: str) -> list[tuple[list[str], list[str]]]:
+    """The backends each request of a burst tried, and why any failed, from the audit mirror."""
+    return [(row["tried"], row["failures"]) for row in mirror_rows(gateway[2])
+            if row["requested_model"] == model]
 
 
 def fleet_of(gateway: tuple[str, str, Path]) -> dict[str, dict[str, object]]:

@@ -11,7 +11,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from typing import Any, cast
 
+import aiohttp
 import orjson
 import pytest
 from starlette.types import Receive, Scope, Send
@@ -20,7 +22,7 @@ from gateway.errors import GatewayError, UpstreamFailed
 from gateway.providers.http_pool import IDLE_CONNECTION_S, SessionPool, post_stream, post_whole
 from gateway.types import Backend
 from gateway.upstream import DispatchError
-from tests.support.servers import serve
+from tests.support.servers import free_port, serve
 
 UVICORN_KEEP_ALIVE_S = 5.0  # uvicorn's default, and VLLM_HTTP_TIMEOUT_KEEP_ALIVE's
 
@@ -137,6 +139,30 @@ async def test_a_server_that_closes_every_request_unanswered_is_a_failure_after_
                              refuse)
         assert failed.value.retryable and "unreachable" in failed.value.error.message
         assert upstream.connections == 2 and upstream.answered == 0
+
+
+class CountingSession:
+    """A real session whose POSTs are counted."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session, self.posts = session, 0
+
+    def post(self, url: str, **kwargs: Any) -> Any:
+        self.posts += 1
+        return self.session.post(url, **kwargs)
+
+
+async def test_a_refused_connection_is_not_sent_again_the_failover_takes_it() -> None:
+    """Nothing listens: the request never left, and another backend may take it at once."""
+    backend, pool = engine_at(free_port()), SessionPool()
+    try:
+        counting = CountingSession(pool.session(backend))
+        session = cast(aiohttp.ClientSession, counting)
+        with pytest.raises(DispatchError) as failed:
+            await post_whole(session, backend, f"{backend.base_url}/x", b"{}", {}, refuse)
+        assert failed.value.retryable and counting.posts == 1
+    finally:
+        await pool.aclose()
 
 
 async def test_upstream_limits_are_the_gateways_settings_unless_the_policy_sets_its_own(

@@ -252,3 +252,18 @@ def test_long_replies_are_measured_whole_though_they_finish_intervals_after_they
                                 requests_finished_per_s=16.0, reply_tokens=1000.0,
                                 interval_s=0.25))
     assert fleet.snapshot().backends["a"].mean_generation_tokens == 1000.0
+
+
+def test_tokens_carried_toward_a_reply_length_are_dropped_when_the_engine_restarts() -> None:
+    """A scrape without an interval (a new server behind the URL) has no baseline: tokens of
+    requests it never finished are not added to the next replies."""
+    now = [1000.0]
+    fleet = FleetState(clock=lambda: now[0])
+    for _ in range(3):  # 3,000 tokens of replies the old server never finished
+        now[0] += 1
+        fleet.record_load("a", load(now[0], generation_tokens_per_s=1000.0,
+                                    requests_finished_per_s=0.0, interval_s=1.0))
+    fleet.record_load("a", load(now[0] + 1, generation_tokens_per_s=None))  # restarted
+    fleet.record_load("a", load(now[0] + 2, generation_tokens_per_s=200.0,
+                                requests_finished_per_s=2.0, interval_s=1.0))
+    assert fleet.snapshot().backends["a"].mean_generation_tokens == 100.0
