@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 # Bump when the features change: a model trained on another version is refused at load time.
-FEATURIZER_VERSION = 2
+# 3: the lead n-grams ("^first", "^first second") joined the set.
+FEATURIZER_VERSION = 3
+# Marks the prompt's first word and first two words as n-grams of their own: the instruction's
+# opening ("pretend you", "translate", "summarise the") names the task more reliably than the
+# same words further in. Tokens never hold "^" (punctuation becomes a space), so no clash.
+LEAD = "^"
 
 # Question stems sit at the start, the actual ask and any answer options at the end; the middle
 # of a long prompt (a pasted document) says little about difficulty and would cost linear time.
@@ -62,7 +67,9 @@ class PromptFeatures:
     """What the model sees of one prompt: its format, its n-grams, and dense measurements."""
 
     fmt: str  # MCQ or FREE
-    ngrams: Set[str]  # unigrams "word" and bigrams "word word", presence only (never mutated)
+    # unigrams "word", bigrams "word word" and the lead "^word", "^word word"; presence only
+    # (never mutated)
+    ngrams: Set[str]
     dense: dict[str, float]  # name → value, scaled to roughly [0, 2]
 
 
@@ -103,6 +110,10 @@ def _extract(text: str) -> PromptFeatures:
     tokens = tokenize(clipped)
     ngrams = set(tokens)
     ngrams.update(map(" ".join, pairwise(tokens)))
+    if tokens:
+        ngrams.add(LEAD + tokens[0])
+        if len(tokens) > 1:
+            ngrams.add(f"{LEAD}{tokens[0]} {tokens[1]}")
 
     options = _last_option_block(clipped)
     fmt = MCQ if len(options) >= 2 else FREE

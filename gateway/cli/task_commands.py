@@ -58,8 +58,8 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     """Accuracy on labelled prompts the model was not trained on, with bootstrap 90 % CIs:
     Arena-Bench chat prompts by a model trained without any of them (transfer), the same
     prompts by 5-fold cross-validation (the shipped model's recipe, each fold unseen),
-    MMLU/GSM8K rows outside the training sample, and MT-Bench's questions labelled by its
-    authors (the shipped recipe; never trained on)."""
+    MMLU/GSM8K rows outside the training sample, and MT-Bench's and Vicuna-bench's questions
+    labelled by their authors (the shipped recipe; never trained on)."""
     from gateway.tools.task_type_train import TaskTrainConfig, fit
 
     config = TaskTrainConfig()
@@ -69,10 +69,12 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     _report(f"arena, {FOLDS}-fold", *_cross_validate(data, config))
     rest = data.benchmark_rest[:: max(1, len(data.benchmark_rest) // 1500)]
     _report("mmlu+gsm8k, unsampled rows", rest, _predict(without_arena, rest))
-    if data.mt_bench:  # its authors' labels; the shipped recipe never trains on it
+    if data.mt_bench or data.vicuna:  # their authors' labels; never trained on
         shipped = TaskModel.from_document(
             fit([*data.authored, *data.benchmark, *data.arena], config))
-        _report("mt-bench, authors' labels", data.mt_bench, _predict(shipped, data.mt_bench))
+        for name, rows in (("mt-bench", data.mt_bench), ("vicuna-bench", data.vicuna)):
+            if rows:
+                _report(f"{name}, authors' labels", rows, _predict(shipped, rows))
 
 
 def _cross_validate(data: TaskData, config: TaskTrainConfig) -> tuple[list[Labelled], list[str]]:

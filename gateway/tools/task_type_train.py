@@ -32,11 +32,14 @@ from gateway.classify.task_type import MCQ_FEATURE, TASK_MODEL_FORMAT
 from gateway.types import TASK_TYPES
 
 DEFAULT_LABELS_DIR = Path("training") / "task_types"
-AUTHORED_FILES = ("authored.jsonl", "authored_chat.jsonl")
+AUTHORED_FILES = ("authored.jsonl", "authored_chat.jsonl", "authored_chat_2.jsonl")
 ARENA_LABELS_FILE = "arena_bench_v1_labels.jsonl"
 # MT-Bench's 80 first-turn questions with the category its authors gave each (evaluation only:
 # labels made independently of this project and its classifier; never trained on).
 MT_BENCH_FILE = "mt_bench_questions.jsonl"
+# Vicuna-bench's 80 questions, likewise labelled by their authors; 70 whose category maps onto
+# the taxonomy one to one (evaluation only, never trained on).
+VICUNA_FILE = "vicuna_bench_questions.jsonl"
 ROUTELLM_FILE = Path("routing") / "routellm_mmlu_gsm8k.jsonl"
 ARENA_FILE = Path("routing") / "arena_bench_v1_judgments.jsonl"
 MMLU_MATH = frozenset(("abstract_algebra", "college_mathematics", "elementary_mathematics",
@@ -68,6 +71,7 @@ class TaskData:
     benchmark_rest: list[Labelled]  # the rest, for an in-distribution check
     arena: list[Labelled]
     mt_bench: list[Labelled] = field(default_factory=list)  # evaluation only
+    vicuna: list[Labelled] = field(default_factory=list)  # evaluation only
 
 
 def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
@@ -99,10 +103,17 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
     for row in (*authored, *arena):
         if row.task not in TASK_TYPES:
             raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")
-    mt_bench = ([Labelled("mt_bench", row["prompt"], row["task"])
-                 for row in _read_jsonl(labels_dir / MT_BENCH_FILE)]
-                if (labels_dir / MT_BENCH_FILE).is_file() else [])
-    return TaskData(authored, train, rest, arena, mt_bench)
+    return TaskData(authored, train, rest, arena, _evaluation_set(labels_dir, MT_BENCH_FILE),
+                    _evaluation_set(labels_dir, VICUNA_FILE))
+
+
+def _evaluation_set(labels_dir: Path, name: str) -> list[Labelled]:
+    """A set labelled by its own authors, or [] where the folder does not hold it."""
+    path = labels_dir / name
+    if not path.is_file():
+        return []
+    source = name.removesuffix("_questions.jsonl")
+    return [Labelled(source, row["prompt"], row["task"]) for row in _read_jsonl(path)]
 
 
 def feature_dict(prompt: str) -> dict[str, float]:

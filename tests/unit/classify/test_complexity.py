@@ -18,6 +18,7 @@ from gateway.classify.complexity import (
 from gateway.classify.complexity_features import (
     FREE,
     HEAD_CHARS,
+    LEAD,
     MCQ,
     TAIL_CHARS,
     clip_text,
@@ -46,6 +47,15 @@ def test_tokens_fold_digits_and_drop_punctuation() -> None:
     assert tokenize("In 1984, x=2.5 (Janet’s «ducks»)") == [
         "in", "0000", "x", "0", "0", "janet", "s", "ducks",
     ]
+
+
+def test_the_first_word_and_first_two_words_are_also_lead_ngrams() -> None:
+    ngrams = extract_features("Pretend you are a pirate; pretend you sail.").ngrams
+    assert {"^pretend", "^pretend you", "pretend", "pretend you"} <= ngrams
+    # Only the opening is marked: the same words later on are plain n-grams.
+    assert {g for g in ngrams if g.startswith(LEAD)} == {"^pretend", "^pretend you"}
+    assert {g for g in extract_features("Hi").ngrams if g.startswith(LEAD)} == {"^hi"}
+    assert extract_features("?!").ngrams == set()
 
 
 def test_format_and_option_features() -> None:

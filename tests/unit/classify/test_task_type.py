@@ -62,6 +62,13 @@ def test_the_score_is_intercept_plus_matched_ngrams_softmaxed() -> None:
     assert sum(probabilities) == pytest.approx(1.0) and len(probabilities) == len(TASK_TYPES)
 
 
+def test_a_lead_ngram_weighs_only_at_the_start() -> None:
+    lead = {"^translate": [3.0 if t == "translation" else 0.0 for t in TASK_TYPES]}
+    model = TaskModel.from_document(tiny(ngrams=lead))
+    assert model.assess("Translate this: bonjour").type == "translation"
+    assert model.assess("Could you translate this: bonjour").type == "chat"
+
+
 def test_lettered_options_count_as_the_mcq_feature() -> None:
     model = TaskModel.from_document(tiny())
     question = "Which planet is largest?\nA. Mars\nB. Jupiter\nC. Venus\nD. Earth\nAnswer:"
@@ -108,6 +115,9 @@ PLAIN = [
     ("Pretend you are a pirate captain and greet my crew.", "roleplay"),
     ("Summarize the following article in two sentences: The museum reopened...", "summarization"),
     ("Write a short poem about the sea at night.", "writing"),
+    ("Stay in character as a grumpy wizard for this whole chat. Who are you?", "roleplay"),
+    ("List every product name and its price from this invoice as JSON: 2 lamps at $40...",
+     "extraction"),
 ]
 
 

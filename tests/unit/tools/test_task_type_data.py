@@ -1,0 +1,85 @@
+"""The task-type training data: what load_task_data reads, and that the sets it evaluates on
+never leak into the prompts it trains on."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.tools.task_type_train import (
+    ARENA_LABELS_FILE,
+    AUTHORED_FILES,
+    MT_BENCH_FILE,
+    VICUNA_FILE,
+    TaskTrainConfig,
+    load_task_data,
+)
+from gateway.types import TASK_TYPES
+
+LABELS = Path(__file__).parents[3] / "training" / "task_types"
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _corpus(tmp_path: Path, authored_task: str = "code") -> tuple[Path, Path]:
+    labels, data = tmp_path / "labels", tmp_path / "data"
+    for name in AUTHORED_FILES:
+        _write(labels / name, [{"prompt": f"fix my {name}", "task": authored_task}])
+    _write(labels / ARENA_LABELS_FILE, [{"question_id": "q1", "task": "chat"}])
+    _write(data / "routing" / "arena_bench_v1_judgments.jsonl",
+           [{"question_id": "q1", "prompt": "hello"}, {"question_id": "q2", "prompt": "x"}])
+    _write(data / "routing" / "routellm_mmlu_gsm8k.jsonl", [
+        {"benchmark": "gsm8k", "prompt": "2 + 2?"},
+        {"benchmark": "mmlu", "subject": "formal_logic", "prompt": "p implies q?"},
+        {"benchmark": "mmlu", "subject": "anatomy", "prompt": "where is the femur?"},
+    ])
+    return labels, data
+
+
+def test_evaluation_sets_are_read_when_present_and_empty_when_not(tmp_path: Path) -> None:
+    labels, data = _corpus(tmp_path)
+    config = TaskTrainConfig(mmlu_per_subject=1, gsm8k_rows=1)
+    without = load_task_data(labels, data, config)
+    assert without.mt_bench == [] and without.vicuna == []
+    assert [r.task for r in without.arena] == ["chat"]  # unlabelled arena rows are skipped
+    assert sorted(r.task for r in without.benchmark) == ["knowledge", "math", "reasoning"]
+
+    _write(labels / VICUNA_FILE, [{"question_id": 61, "category": "coding",
+                                   "prompt": "Implement a queue.", "task": "code"}])
+    _write(labels / MT_BENCH_FILE, [{"question_id": 81, "category": "writing",
+                                     "prompt": "Compose a blog post.", "task": "writing"}])
+    both = load_task_data(labels, data, config)
+    assert [(r.source, r.task) for r in both.vicuna] == [("vicuna_bench", "code")]
+    assert [(r.source, r.task) for r in both.mt_bench] == [("mt_bench", "writing")]
+
+
+def test_a_label_outside_the_taxonomy_is_refused(tmp_path: Path) -> None:
+    labels, data = _corpus(tmp_path, authored_task="poetry")
+    with pytest.raises(ValueError, match="poetry"):
+        load_task_data(labels, data, TaskTrainConfig())
+
+
+def _normalised(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def _rows(name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (LABELS / name).read_text("utf-8").splitlines() if line]
+
+
+def test_the_shipped_labels_are_in_the_taxonomy_and_the_test_sets_never_trained_on() -> None:
+    training = [row for name in AUTHORED_FILES for row in _rows(name)]
+    assert training and all(row["task"] in TASK_TYPES for row in training)
+    trained = {_normalised(row["prompt"]) for row in training}
+    for name in (MT_BENCH_FILE, VICUNA_FILE):
+        held_out = _rows(name)
+        assert held_out and all(row["task"] in TASK_TYPES for row in held_out)
+        leaked = [row["prompt"] for row in held_out if _normalised(row["prompt"]) in trained]
+        assert leaked == [], f"{name} prompts found in the training files: {leaked}"
