@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 # Bump when the features change: a model trained on another version is refused at load time.
-# 3: the lead n-grams ("^first", "^first second") joined the set.
+# 3: the lead n-grams ("^first", "^first second") joined the set; CJK text is tokenized into
+# character pairs; full-width CJK punctuation separates tokens.
 FEATURIZER_VERSION = 3
 # Marks the prompt's first word and first two words as n-grams of their own: the instruction's
 # opening ("pretend you", "translate", "summarise the") names the task more reliably than the
@@ -41,7 +42,9 @@ FORMATS = (MCQ, FREE)
 _BYTE_TABLE = bytes.maketrans(
     string.punctuation.encode() + b"123456789", b" " * len(string.punctuation) + b"0" * 9
 )
-_UNICODE_PUNCTUATION = "‘’“”–—…«»·•"
+_UNICODE_PUNCTUATION = re.compile("[‘’“”–—…«»·•，。、！？：；（）「」『』《》【】～]")
+# Hiragana, katakana, CJK ideographs (extension A and the main block) and Hangul syllables.
+_CJK_RUN = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _OPTION = re.compile(r"^\(?([A-Ea-e])[.)]\s", re.MULTILINE)
 _MAX_OPTIONS = 6
 _DIGITS = "0123456789"
@@ -83,9 +86,25 @@ def clip_text(text: str) -> str:
 def tokenize(clipped: str) -> list[str]:
     lowered = clipped.lower()
     if not lowered.isascii():
-        for mark in _UNICODE_PUNCTUATION:
-            lowered = lowered.replace(mark, " ")
+        runs = _CJK_RUN.findall(lowered)
+        # One CJK character is about one token where an English token is about four
+        # characters: a mostly-CJK text is read for as many tokens, not characters.
+        if runs and sum(map(len, runs)) * 4 > len(lowered) > (HEAD_CHARS + TAIL_CHARS) // 4:
+            lowered = lowered[: HEAD_CHARS // 4] + "\n" + lowered[-(TAIL_CHARS // 4):]
+        lowered = _UNICODE_PUNCTUATION.sub(" ", lowered)
+        if runs:
+            lowered = _CJK_RUN.sub(_character_bigrams, lowered)
     return lowered.encode().translate(_BYTE_TABLE).decode().split()
+
+
+def _character_bigrams(run: re.Match[str]) -> str:
+    # Chinese and Japanese put no spaces between words (Korean spaces whole phrases), so a
+    # split on whitespace would make a clause one token seen once: overlapping character
+    # pairs are the tokens instead ("写一首诗" → "写一 一首 首诗"), as in CJK search engines.
+    text = run.group()
+    if len(text) == 1:
+        return f" {text} "
+    return " " + " ".join(map("".join, pairwise(text))) + " "
 
 
 # The last text featurized and its features: the complexity and task models read the same

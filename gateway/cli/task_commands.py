@@ -58,8 +58,10 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     """Accuracy on labelled prompts the model was not trained on, with bootstrap 90 % CIs:
     Arena-Bench chat prompts by a model trained without any of them (transfer), the same
     prompts by 5-fold cross-validation (the shipped model's recipe, each fold unseen),
-    MMLU/GSM8K rows outside the training sample, and MT-Bench's and Vicuna-bench's questions
-    labelled by their authors (the shipped recipe; never trained on)."""
+    MMLU/GSM8K rows outside the training sample, MT-Bench's, Vicuna-bench's and Arena-Hard
+    v2.0's questions labelled by their authors, and self-instruct's user-oriented
+    instructions labelled blind twice (the shipped recipe; none of these four is ever
+    trained on)."""
     from gateway.tools.task_type_train import TaskTrainConfig, fit
 
     config = TaskTrainConfig()
@@ -69,12 +71,17 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     _report(f"arena, {FOLDS}-fold", *_cross_validate(data, config))
     rest = data.benchmark_rest[:: max(1, len(data.benchmark_rest) // 1500)]
     _report("mmlu+gsm8k, unsampled rows", rest, _predict(without_arena, rest))
-    if data.mt_bench or data.vicuna:  # their authors' labels; never trained on
+    held_out = (("user-oriented, both agree", data.user_oriented_agreed),
+                ("user-oriented, first pass", data.user_oriented),
+                ("mt-bench, authors' labels", data.mt_bench),
+                ("vicuna-bench, authors' labels", data.vicuna),
+                ("arena-hard v2, authors' labels", data.arena_hard_v2))
+    if any(rows for _, rows in held_out):  # never trained on
         shipped = TaskModel.from_document(
             fit([*data.authored, *data.benchmark, *data.arena], config))
-        for name, rows in (("mt-bench", data.mt_bench), ("vicuna-bench", data.vicuna)):
+        for name, rows in held_out:
             if rows:
-                _report(f"{name}, authors' labels", rows, _predict(shipped, rows))
+                _report(name, rows, _predict(shipped, rows))
 
 
 def _cross_validate(data: TaskData, config: TaskTrainConfig) -> tuple[list[Labelled], list[str]]:
@@ -102,7 +109,7 @@ def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> No
 
     hits = [p == r.task for p, r in zip(predicted, rows, strict=True)]
     low, high = bootstrap_ci(hits)
-    click.echo(f"{name:28} n={len(hits):5}  accuracy {sum(hits) / len(hits):.3f}"
+    click.echo(f"{name:30} n={len(hits):5}  accuracy {sum(hits) / len(hits):.3f}"
                f"  90% CI [{low:.3f}, {high:.3f}]")
     confusions = Counter((r.task, p) for p, r in zip(predicted, rows, strict=True) if p != r.task)
     if confusions:

@@ -32,7 +32,15 @@ from gateway.classify.task_type import MCQ_FEATURE, TASK_MODEL_FORMAT
 from gateway.types import TASK_TYPES
 
 DEFAULT_LABELS_DIR = Path("training") / "task_types"
-AUTHORED_FILES = ("authored.jsonl", "authored_chat.jsonl", "authored_chat_2.jsonl")
+AUTHORED_FILES = ("authored.jsonl", "authored_chat.jsonl", "authored_chat_2.jsonl",
+                  "authored_multilingual.jsonl", "authored_latex_math.jsonl")
+# Self-instruct's 175 human-written seed tasks (Apache-2.0), labelled for this project by two
+# blind passes; the 173 both passes agree on are trained on.
+SEED_TASKS_FILE = "self_instruct_seed_tasks.jsonl"
+# Arena-Hard-Auto v0.1's 500 Chatbot Arena prompts (Apache-2.0) less the 2 also in the shared
+# Arena-Bench set, labelled the same way; the 489 both passes agree on are trained on.
+ARENA_HARD_FILE = "arena_hard_v01_tasks.jsonl"
+PUBLIC_FILES = ((SEED_TASKS_FILE, "self_instruct"), (ARENA_HARD_FILE, "arena_hard"))
 ARENA_LABELS_FILE = "arena_bench_v1_labels.jsonl"
 # MT-Bench's 80 first-turn questions with the category its authors gave each (evaluation only:
 # labels made independently of this project and its classifier; never trained on).
@@ -40,6 +48,13 @@ MT_BENCH_FILE = "mt_bench_questions.jsonl"
 # Vicuna-bench's 80 questions, likewise labelled by their authors; 70 whose category maps onto
 # the taxonomy one to one (evaluation only, never trained on).
 VICUNA_FILE = "vicuna_bench_questions.jsonl"
+# Self-instruct's 252 user-oriented instructions (Apache-2.0; their authors ask that they never
+# be trained on): prompts written by third parties, labelled for this project by two blind
+# passes that saw neither each other's labels nor the model (`task` and `task_second`).
+USER_ORIENTED_FILE = "self_instruct_user_oriented.jsonl"
+# Arena-Hard-Auto v2.0's 750 Chatbot Arena prompts with the subcategory their authors gave
+# each (coding → code, math, creative_writing → writing); evaluation only, never trained on.
+ARENA_HARD_V2_FILE = "arena_hard_v2_questions.jsonl"
 ROUTELLM_FILE = Path("routing") / "routellm_mmlu_gsm8k.jsonl"
 ARENA_FILE = Path("routing") / "arena_bench_v1_judgments.jsonl"
 MMLU_MATH = frozenset(("abstract_algebra", "college_mathematics", "elementary_mathematics",
@@ -51,7 +66,7 @@ EXPORT_DROP = 1e-3  # weights rows whose largest |w| is below this add nothing
 
 @dataclass(frozen=True, slots=True)
 class Labelled:
-    source: str  # "authored" | "mmlu" | "gsm8k" | "arena"
+    source: str  # authored, self_instruct, arena_hard, mmlu, gsm8k, arena, or a test set
     prompt: str
     task: str
 
@@ -66,18 +81,26 @@ class TaskTrainConfig:
 
 @dataclass(frozen=True, slots=True)
 class TaskData:
-    authored: list[Labelled]
+    authored: list[Labelled]  # labelled for this project: written for it, or public prompts
     benchmark: list[Labelled]  # the sampled MMLU/GSM8K rows used for training
     benchmark_rest: list[Labelled]  # the rest, for an in-distribution check
     arena: list[Labelled]
     mt_bench: list[Labelled] = field(default_factory=list)  # evaluation only
     vicuna: list[Labelled] = field(default_factory=list)  # evaluation only
+    # Evaluation only: the first labelling pass, and the rows both passes agree on.
+    user_oriented: list[Labelled] = field(default_factory=list)
+    user_oriented_agreed: list[Labelled] = field(default_factory=list)
+    arena_hard_v2: list[Labelled] = field(default_factory=list)  # evaluation only
 
 
 def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
     """Every labelled prompt, with MMLU/GSM8K sampled (seeded) into train and rest."""
     authored = [Labelled("authored", row["prompt"], row["task"])
                 for name in AUTHORED_FILES for row in _read_jsonl(labels_dir / name)]
+    for name, source in PUBLIC_FILES:
+        if (labels_dir / name).is_file():
+            authored += [Labelled(source, row["prompt"], row["task"])
+                         for row in _read_jsonl(labels_dir / name)]
     labels = {row["question_id"]: row["task"]
               for row in _read_jsonl(labels_dir / ARENA_LABELS_FILE)}
     arena = [Labelled("arena", row["prompt"], labels[row["question_id"]])
@@ -103,8 +126,16 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
     for row in (*authored, *arena):
         if row.task not in TASK_TYPES:
             raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")
-    return TaskData(authored, train, rest, arena, _evaluation_set(labels_dir, MT_BENCH_FILE),
-                    _evaluation_set(labels_dir, VICUNA_FILE))
+    user_oriented = (_read_jsonl(labels_dir / USER_ORIENTED_FILE)
+                     if (labels_dir / USER_ORIENTED_FILE).is_file() else [])
+    return TaskData(
+        authored, train, rest, arena, _evaluation_set(labels_dir, MT_BENCH_FILE),
+        _evaluation_set(labels_dir, VICUNA_FILE),
+        [Labelled("user_oriented", row["prompt"], row["task"]) for row in user_oriented],
+        [Labelled("user_oriented", row["prompt"], row["task"]) for row in user_oriented
+         if row["task"] == row["task_second"]],
+        _evaluation_set(labels_dir, ARENA_HARD_V2_FILE),
+    )
 
 
 def _evaluation_set(labels_dir: Path, name: str) -> list[Labelled]:
@@ -112,7 +143,7 @@ def _evaluation_set(labels_dir: Path, name: str) -> list[Labelled]:
     path = labels_dir / name
     if not path.is_file():
         return []
-    source = name.removesuffix("_questions.jsonl")
+    source = name.removesuffix(".jsonl").removesuffix("_questions")
     return [Labelled(source, row["prompt"], row["task"]) for row in _read_jsonl(path)]
 
 

@@ -58,6 +58,26 @@ def test_the_first_word_and_first_two_words_are_also_lead_ngrams() -> None:
     assert extract_features("?!").ngrams == set()
 
 
+def test_cjk_text_becomes_overlapping_character_pairs() -> None:
+    assert tokenize("写一首诗") == ["写一", "一首", "首诗"]
+    assert tokenize("用Python写代码，好吗？") == ["用", "python", "写代", "代码", "好吗"]
+    assert tokenize("秋の夕暮れ") == ["秋の", "の夕", "夕暮", "暮れ"]
+    assert tokenize("봄을 주제로 시") == ["봄을", "주제", "제로", "시"]
+    assert tokenize("Grüße «aus» Köln") == ["grüße", "aus", "köln"]  # no CJK: words
+
+
+def test_a_mostly_cjk_text_is_read_for_as_many_tokens_as_english_not_characters() -> None:
+    # 1,024 characters of CJK are ~1,000 tokens where 1,024 of English are ~250: a mostly
+    # CJK text is read for a quarter of the characters, its first and last 128.
+    text = "甲" * 126 + "头尾" + "乙" * 300 + "中间" + "丙" * 300 + "末端" + "丁" * 126
+    tokens = set(tokenize(clip_text(text)))
+    assert {"头尾", "末端"} <= tokens and "中间" not in tokens
+    # A few CJK words in English text do not shorten what is read.
+    english = "Explain the error " + "数据库" + " in my deployment log please. " * 40
+    assert "deployment" in tokenize(clip_text(english))
+    assert len(tokenize(clip_text(english))) > 100
+
+
 def test_format_and_option_features() -> None:
     mcq = extract_features(MCQ_PROMPT)
     assert mcq.fmt == MCQ

@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 
 from gateway.tools.task_type_train import (
+    ARENA_FILE,
+    ARENA_HARD_V2_FILE,
     ARENA_LABELS_FILE,
     AUTHORED_FILES,
     MT_BENCH_FILE,
+    PUBLIC_FILES,
+    USER_ORIENTED_FILE,
     VICUNA_FILE,
     TaskTrainConfig,
     load_task_data,
@@ -21,6 +25,8 @@ from gateway.tools.task_type_train import (
 from gateway.types import TASK_TYPES
 
 LABELS = Path(__file__).parents[3] / "training" / "task_types"
+SHARED_DATA = Path(__file__).parents[4] / "shared" / "data"
+HELD_OUT = (MT_BENCH_FILE, VICUNA_FILE, USER_ORIENTED_FILE, ARENA_HARD_V2_FILE)
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -55,9 +61,27 @@ def test_evaluation_sets_are_read_when_present_and_empty_when_not(tmp_path: Path
                                    "prompt": "Implement a queue.", "task": "code"}])
     _write(labels / MT_BENCH_FILE, [{"question_id": 81, "category": "writing",
                                      "prompt": "Compose a blog post.", "task": "writing"}])
-    both = load_task_data(labels, data, config)
-    assert [(r.source, r.task) for r in both.vicuna] == [("vicuna_bench", "code")]
-    assert [(r.source, r.task) for r in both.mt_bench] == [("mt_bench", "writing")]
+    _write(labels / USER_ORIENTED_FILE, [
+        {"id": "u1", "prompt": "Fix the grammar: me go home", "task": "writing",
+         "task_second": "writing"},
+        {"id": "u2", "prompt": "Is this review positive? Great!", "task": "extraction",
+         "task_second": "knowledge"},
+    ])
+    all_sets = load_task_data(labels, data, config)
+    assert [(r.source, r.task) for r in all_sets.vicuna] == [("vicuna_bench", "code")]
+    assert [(r.source, r.task) for r in all_sets.mt_bench] == [("mt_bench", "writing")]
+    # The first pass is scored whole; the agreed rows are the ones both passes labelled alike.
+    assert [r.task for r in all_sets.user_oriented] == ["writing", "extraction"]
+    assert [r.task for r in all_sets.user_oriented_agreed] == ["writing"]
+
+
+def test_public_prompts_labelled_for_the_project_are_trained_on(tmp_path: Path) -> None:
+    labels, data = _corpus(tmp_path)
+    for name, _ in PUBLIC_FILES:
+        _write(labels / name, [{"id": name, "prompt": f"from {name}", "task": "knowledge"}])
+    sources = [r.source for r in load_task_data(labels, data, TaskTrainConfig()).authored]
+    assert sources.count("authored") == len(AUTHORED_FILES)
+    assert sorted(s for s in sources if s != "authored") == sorted(s for _, s in PUBLIC_FILES)
 
 
 def test_a_label_outside_the_taxonomy_is_refused(tmp_path: Path) -> None:
@@ -67,19 +91,35 @@ def test_a_label_outside_the_taxonomy_is_refused(tmp_path: Path) -> None:
 
 
 def _normalised(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    # Any script's letters and digits count (\w is Unicode-aware); a prompt of punctuation
+    # only ("...") keeps its text, so it never collides with another one as "".
+    return re.sub(r"\W+", " ", text.lower()).strip() or text
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (LABELS / name).read_text("utf-8").splitlines() if line]
+    return [json.loads(line) for line in (LABELS / name).read_text("utf-8").split("\n") if line]
 
 
 def test_the_shipped_labels_are_in_the_taxonomy_and_the_test_sets_never_trained_on() -> None:
-    training = [row for name in AUTHORED_FILES for row in _rows(name)]
+    training = [row for name in (*AUTHORED_FILES, *(n for n, _ in PUBLIC_FILES))
+                for row in _rows(name)]
     assert training and all(row["task"] in TASK_TYPES for row in training)
     trained = {_normalised(row["prompt"]) for row in training}
-    for name in (MT_BENCH_FILE, VICUNA_FILE):
+    for name in HELD_OUT:
         held_out = _rows(name)
         assert held_out and all(row["task"] in TASK_TYPES for row in held_out)
         leaked = [row["prompt"] for row in held_out if _normalised(row["prompt"]) in trained]
         assert leaked == [], f"{name} prompts found in the training files: {leaked}"
+
+
+@pytest.mark.skipif(not (SHARED_DATA / ARENA_FILE).is_file(), reason="needs ../shared/data")
+def test_the_arena_hard_training_prompts_exclude_the_shared_arena_bench_set() -> None:
+    # eval-tasks scores Arena-Bench with a model trained without it: the Arena-Hard prompts
+    # it does train on must not repeat any of them.
+    shared = [json.loads(line) for line in
+              (SHARED_DATA / ARENA_FILE).read_text("utf-8").split("\n") if line]
+    arena_bench = {_normalised(row["prompt"]) for row in shared}
+    arena_hard = [n for n, source in PUBLIC_FILES if source == "arena_hard"]
+    repeated = [row["id"] for name in arena_hard for row in _rows(name)
+                if _normalised(row["prompt"]) in arena_bench]
+    assert arena_hard and repeated == []
