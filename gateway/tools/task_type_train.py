@@ -40,7 +40,11 @@ SEED_TASKS_FILE = "self_instruct_seed_tasks.jsonl"
 # Arena-Hard-Auto v0.1's 500 Chatbot Arena prompts (Apache-2.0) less the 2 also in the shared
 # Arena-Bench set, labelled the same way; the 489 both passes agree on are trained on.
 ARENA_HARD_FILE = "arena_hard_v01_tasks.jsonl"
-PUBLIC_FILES = ((SEED_TASKS_FILE, "self_instruct"), (ARENA_HARD_FILE, "arena_hard"))
+# AlpacaEval's (Apache-2.0) OpenAssistant (Apache-2.0) and Anthropic HH helpful-base (MIT)
+# prompts, 317 questions real users asked, labelled the same way; the agreed ones are trained on.
+ALPACA_EVAL_FILE = "alpaca_eval_oasst_hh_tasks.jsonl"
+PUBLIC_FILES = ((SEED_TASKS_FILE, "self_instruct"), (ARENA_HARD_FILE, "arena_hard"),
+                (ALPACA_EVAL_FILE, "oasst_hh"))
 ARENA_LABELS_FILE = "arena_bench_v1_labels.jsonl"
 # MT-Bench's 80 first-turn questions with the category its authors gave each (evaluation only:
 # labels made independently of this project and its classifier; never trained on).
