@@ -94,7 +94,9 @@ def tokenize(clipped: str) -> list[str]:
         lowered = _UNICODE_PUNCTUATION.sub(" ", lowered)
         if runs:
             lowered = _CJK_RUN.sub(_character_bigrams, lowered)
-    return lowered.encode().translate(_BYTE_TABLE).decode().split()
+    # surrogatepass: a lone surrogate (valid in a str, not in UTF-8) passes through whole.
+    return (lowered.encode("utf-8", "surrogatepass").translate(_BYTE_TABLE)
+            .decode("utf-8", "surrogatepass").split())
 
 
 def _character_bigrams(run: re.Match[str]) -> str:

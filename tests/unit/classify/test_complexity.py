@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.classify.complexity import (
     DEFAULT_MODEL_PATH,
@@ -224,3 +226,22 @@ def test_inference_cost_does_not_grow_with_prompt_length() -> None:
         return min(runs)
 
     assert best_of(long) < 5 * best_of(short)
+
+
+# Any script, CJK runs of any length, full-width punctuation and control characters mixed.
+_MIXED_TEXT = st.text(
+    alphabet=st.one_of(st.characters(), st.sampled_from("写一首诗秋の夕暮れ봄을，。！？ \n")),
+    max_size=3000,
+)
+
+
+@given(_MIXED_TEXT)
+@settings(max_examples=200, deadline=None)
+def test_tokens_are_whitespace_free_bounded_and_the_same_every_time(text: str) -> None:
+    clipped = clip_text(text)
+    tokens = tokenize(clipped)
+    assert tokens == tokenize(clipped)
+    assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
+    assert len(tokens) <= len(clipped)  # bounded work: never more tokens than characters
+    leads = {g for g in extract_features(text).ngrams if g.startswith(LEAD)}
+    assert leads == {LEAD + " ".join(tokens[:n]) for n in (1, 2) if len(tokens) >= n}
