@@ -76,11 +76,11 @@ class PromptFeatures:
     dense: dict[str, float]  # name → value, scaled to roughly [0, 2]
 
 
-def clip_text(text: str) -> str:
+def clip_text(text: str, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> str:
     """The part of the prompt the features read: head and tail, joined by a newline."""
-    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+    if len(text) <= head + tail:
         return text
-    return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+    return text[:head] + "\n" + text[-tail:]
 
 
 def tokenize(clipped: str) -> list[str]:
@@ -89,8 +89,8 @@ def tokenize(clipped: str) -> list[str]:
         runs = _CJK_RUN.findall(lowered)
         # One CJK character is about one token where an English token is about four
         # characters: a mostly-CJK text is read for as many tokens, not characters.
-        if runs and sum(map(len, runs)) * 4 > len(lowered) > (HEAD_CHARS + TAIL_CHARS) // 4:
-            lowered = lowered[: HEAD_CHARS // 4] + "\n" + lowered[-(TAIL_CHARS // 4):]
+        if runs and sum(map(len, runs)) * 4 > len(lowered):
+            lowered = clip_text(lowered, HEAD_CHARS // 4, TAIL_CHARS // 4)
         lowered = _UNICODE_PUNCTUATION.sub(" ", lowered)
         if runs:
             lowered = _CJK_RUN.sub(_character_bigrams, lowered)

@@ -70,7 +70,7 @@ EXPORT_DROP = 1e-3  # weights rows whose largest |w| is below this add nothing
 
 @dataclass(frozen=True, slots=True)
 class Labelled:
-    source: str  # authored, self_instruct, arena_hard, mmlu, gsm8k, arena, or a test set
+    source: str  # authored, a PUBLIC_FILES source, mmlu, gsm8k, arena, or a test set
     prompt: str
     task: str
 
@@ -101,10 +101,8 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
     """Every labelled prompt, with MMLU/GSM8K sampled (seeded) into train and rest."""
     authored = [Labelled("authored", row["prompt"], row["task"])
                 for name in AUTHORED_FILES for row in _read_jsonl(labels_dir / name)]
-    for name, source in PUBLIC_FILES:
-        if (labels_dir / name).is_file():
-            authored += [Labelled(source, row["prompt"], row["task"])
-                         for row in _read_jsonl(labels_dir / name)]
+    authored += [Labelled(source, row["prompt"], row["task"]) for name, source in PUBLIC_FILES
+                 for row in _read_if_present(labels_dir / name)]
     labels = {row["question_id"]: row["task"]
               for row in _read_jsonl(labels_dir / ARENA_LABELS_FILE)}
     arena = [Labelled("arena", row["prompt"], labels[row["question_id"]])
@@ -127,28 +125,38 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
         take = config.gsm8k_rows if subject == "gsm8k" else config.mmlu_per_subject
         train += rows[:take]
         rest += rows[take:]
-    for row in (*authored, *arena):
-        if row.task not in TASK_TYPES:
-            raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")
-    user_oriented = (_read_jsonl(labels_dir / USER_ORIENTED_FILE)
-                     if (labels_dir / USER_ORIENTED_FILE).is_file() else [])
-    return TaskData(
-        authored, train, rest, arena, _evaluation_set(labels_dir, MT_BENCH_FILE),
-        _evaluation_set(labels_dir, VICUNA_FILE),
-        [Labelled("user_oriented", row["prompt"], row["task"]) for row in user_oriented],
-        [Labelled("user_oriented", row["prompt"], row["task"]) for row in user_oriented
-         if row["task"] == row["task_second"]],
-        _evaluation_set(labels_dir, ARENA_HARD_V2_FILE),
+    user_oriented = _read_if_present(labels_dir / USER_ORIENTED_FILE)
+    data = TaskData(
+        authored, train, rest, arena,
+        mt_bench=_evaluation_set(labels_dir / MT_BENCH_FILE, "mt_bench"),
+        vicuna=_evaluation_set(labels_dir / VICUNA_FILE, "vicuna_bench"),
+        user_oriented=_labelled(user_oriented, "user_oriented"),
+        user_oriented_agreed=_labelled(
+            [row for row in user_oriented if row["task"] == row["task_second"]],
+            "user_oriented"),
+        arena_hard_v2=_evaluation_set(labels_dir / ARENA_HARD_V2_FILE, "arena_hard_v2"),
     )
+    # A label outside the taxonomy would train a class that cannot exist or score a held-out
+    # prompt as missed whatever the model says: refused, in every set.
+    for rows in (authored, arena, data.mt_bench, data.vicuna, data.user_oriented,
+                 data.arena_hard_v2):
+        for row in rows:
+            if row.task not in TASK_TYPES:
+                raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")
+    return data
 
 
-def _evaluation_set(labels_dir: Path, name: str) -> list[Labelled]:
-    """A set labelled by its own authors, or [] where the folder does not hold it."""
-    path = labels_dir / name
-    if not path.is_file():
-        return []
-    source = name.removesuffix(".jsonl").removesuffix("_questions")
-    return [Labelled(source, row["prompt"], row["task"]) for row in _read_jsonl(path)]
+def _evaluation_set(path: Path, source: str) -> list[Labelled]:
+    """A held-out set, or [] where the folder does not hold it."""
+    return _labelled(_read_if_present(path), source)
+
+
+def _labelled(rows: Sequence[dict[str, Any]], source: str) -> list[Labelled]:
+    return [Labelled(source, row["prompt"], row["task"]) for row in rows]
+
+
+def _read_if_present(path: Path) -> list[dict[str, Any]]:
+    return _read_jsonl(path) if path.is_file() else []
 
 
 def feature_dict(prompt: str) -> dict[str, float]:

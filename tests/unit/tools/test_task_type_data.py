@@ -90,6 +90,15 @@ def test_a_label_outside_the_taxonomy_is_refused(tmp_path: Path) -> None:
         load_task_data(labels, data, TaskTrainConfig())
 
 
+def test_a_held_out_label_outside_the_taxonomy_is_refused_too(tmp_path: Path) -> None:
+    labels, data = _corpus(tmp_path)
+    _write(labels / VICUNA_FILE, [{"question_id": 1, "category": "fermi",
+                                   "prompt": "How many atoms in a grain of salt?",
+                                   "task": "estimation"}])
+    with pytest.raises(ValueError, match="estimation"):
+        load_task_data(labels, data, TaskTrainConfig())
+
+
 def _normalised(text: str) -> str:
     # Any script's letters and digits count (\w is Unicode-aware); a prompt of punctuation
     # only ("...") keeps its text, so it never collides with another one as "".
