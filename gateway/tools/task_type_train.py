@@ -57,7 +57,9 @@ VICUNA_FILE = "vicuna_bench_questions.jsonl"
 # passes that saw neither each other's labels nor the model (`task` and `task_second`).
 USER_ORIENTED_FILE = "self_instruct_user_oriented.jsonl"
 # Arena-Hard-Auto v2.0's 750 Chatbot Arena prompts with the subcategory their authors gave
-# each (coding → code, math, creative_writing → writing); evaluation only, never trained on.
+# each (coding → code, math, creative_writing → writing) in `task`, and this project's labels
+# from two blind passes in `blind_task` and `blind_task_second`; evaluation only, never
+# trained on.
 ARENA_HARD_V2_FILE = "arena_hard_v2_questions.jsonl"
 ROUTELLM_FILE = Path("routing") / "routellm_mmlu_gsm8k.jsonl"
 ARENA_FILE = Path("routing") / "arena_bench_v1_judgments.jsonl"
@@ -95,6 +97,10 @@ class TaskData:
     user_oriented: list[Labelled] = field(default_factory=list)
     user_oriented_agreed: list[Labelled] = field(default_factory=list)
     arena_hard_v2: list[Labelled] = field(default_factory=list)  # evaluation only
+    # The same prompts where both blind passes agree, labelled with that agreed type, and
+    # the authors' label of each (the two label sets follow different conventions).
+    arena_hard_v2_blind: list[Labelled] = field(default_factory=list)
+    arena_hard_v2_authors_of_blind: list[str] = field(default_factory=list)
 
 
 def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
@@ -126,6 +132,9 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
         train += rows[:take]
         rest += rows[take:]
     user_oriented = _read_if_present(labels_dir / USER_ORIENTED_FILE)
+    arena_hard_v2 = _read_if_present(labels_dir / ARENA_HARD_V2_FILE)
+    blind_agreed = [row for row in arena_hard_v2
+                    if row.get("blind_task") and row["blind_task"] == row.get("blind_task_second")]
     data = TaskData(
         authored, train, rest, arena,
         mt_bench=_evaluation_set(labels_dir / MT_BENCH_FILE, "mt_bench"),
@@ -134,12 +143,15 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
         user_oriented_agreed=_labelled(
             [row for row in user_oriented if row["task"] == row["task_second"]],
             "user_oriented"),
-        arena_hard_v2=_evaluation_set(labels_dir / ARENA_HARD_V2_FILE, "arena_hard_v2"),
+        arena_hard_v2=_labelled(arena_hard_v2, "arena_hard_v2"),
+        arena_hard_v2_blind=[Labelled("arena_hard_v2", row["prompt"], row["blind_task"])
+                             for row in blind_agreed],
+        arena_hard_v2_authors_of_blind=[row["task"] for row in blind_agreed],
     )
     # A label outside the taxonomy would train a class that cannot exist or score a held-out
     # prompt as missed whatever the model says: refused, in every set.
     for rows in (authored, arena, data.mt_bench, data.vicuna, data.user_oriented,
-                 data.arena_hard_v2):
+                 data.arena_hard_v2, data.arena_hard_v2_blind):
         for row in rows:
             if row.task not in TASK_TYPES:
                 raise ValueError(f"label {row.task!r} is not in the taxonomy {TASK_TYPES}")

@@ -75,6 +75,25 @@ def test_evaluation_sets_are_read_when_present_and_empty_when_not(tmp_path: Path
     assert [r.task for r in all_sets.user_oriented_agreed] == ["writing"]
 
 
+def test_arena_hard_v2_keeps_the_authors_labels_and_the_agreed_blind_ones(
+        tmp_path: Path) -> None:
+    labels, data = _corpus(tmp_path)
+    _write(labels / ARENA_HARD_V2_FILE, [
+        {"uid": "a", "prompt": "Prove that sqrt 2 is irrational.", "task": "math",
+         "blind_task": "math", "blind_task_second": "math"},
+        {"uid": "b", "prompt": "Write a Python function for primes.", "task": "math",
+         "blind_task": "code", "blind_task_second": "code"},
+        {"uid": "c", "prompt": "A riddle with numbers", "task": "math",
+         "blind_task": "reasoning", "blind_task_second": "math"},
+        {"uid": "d", "prompt": "A poem about rain.", "task": "writing"},  # not labelled blind
+    ])
+    sets = load_task_data(labels, data, TaskTrainConfig())
+    assert [r.task for r in sets.arena_hard_v2] == ["math", "math", "math", "writing"]
+    # Only the rows both blind passes agree on, each beside its authors' label.
+    assert [r.task for r in sets.arena_hard_v2_blind] == ["math", "code"]
+    assert sets.arena_hard_v2_authors_of_blind == ["math", "math"]
+
+
 def test_public_prompts_labelled_for_the_project_are_trained_on(tmp_path: Path) -> None:
     labels, data = _corpus(tmp_path)
     for name, _ in PUBLIC_FILES:
@@ -117,6 +136,9 @@ def test_the_shipped_labels_are_in_the_taxonomy_and_the_test_sets_never_trained_
     for name in HELD_OUT:
         held_out = _rows(name)
         assert held_out and all(row["task"] in TASK_TYPES for row in held_out)
+        blind = [row[k] for row in held_out for k in ("blind_task", "blind_task_second")
+                 if k in row]
+        assert all(task in TASK_TYPES for task in blind)
         leaked = [row["prompt"] for row in held_out if _normalised(row["prompt"]) in trained]
         assert leaked == [], f"{name} prompts found in the training files: {leaked}"
 
@@ -132,3 +154,33 @@ def test_the_arena_hard_training_prompts_exclude_the_shared_arena_bench_set() ->
     repeated = [row["id"] for name in arena_hard for row in _rows(name)
                 if _normalised(row["prompt"]) in arena_bench]
     assert arena_hard and repeated == []
+
+
+def test_eval_tasks_scores_the_authors_labels_against_the_blind_ones(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gateway.cli.main import cli
+
+    labels, data = _corpus(tmp_path)
+    _write(data / "routing" / "routellm_mmlu_gsm8k.jsonl", [
+        *({"benchmark": "gsm8k", "prompt": f"{i} + {i}?"} for i in range(3)),
+        *({"benchmark": "mmlu", "subject": "anatomy", "prompt": f"bone {i}?"} for i in range(8)),
+    ])
+    _write(labels / ARENA_HARD_V2_FILE, [
+        {"uid": "a", "prompt": "Prove that 7 is prime.", "task": "math",
+         "blind_task": "math", "blind_task_second": "math"},
+        {"uid": "b", "prompt": "Fix my Rust borrow error.", "task": "math",
+         "blind_task": "code", "blind_task_second": "code"},
+        {"uid": "c", "prompt": "Tell a joke", "task": "writing",
+         "blind_task": "chat", "blind_task_second": "writing"},
+    ])
+    result = CliRunner().invoke(cli, ["classifier", "eval-tasks", "--data", str(data),
+                                      "--labels", str(labels)])
+    assert result.exit_code == 0, result.output
+    lines = {line[:30].strip(): line for line in result.output.splitlines()}
+    assert "n=    3" in lines["arena-hard v2, authors' labels"]
+    assert "n=    2" in lines["arena-hard v2, blind, agree"]
+    assert "n=    1" in lines["arena-hard v2, all three agree"]
+    # The authors call the Rust question maths: one of the two agreed rows matches.
+    assert "n=    2  accuracy 0.500" in lines["arena-hard v2 authors vs blind"]
+    assert "code→math 1" in result.output
