@@ -86,6 +86,8 @@ def event_row(event: AuditEvent) -> Row:
     if event.task is not None:
         # In the trace rather than a column of its own: rows written before it hash the same.
         trace["task"] = event.task
+    if event.task_p is not None:
+        trace["task_p"] = round(event.task_p, 4)  # what a `task_p` rule reads on replay
     row: Row = {
         "ts": round(event.ts_unix_s * 1_000_000),
         "request_id": event.request_id,

@@ -50,6 +50,12 @@ class When(Strict):
     p_strong: Range | None = Field(default=None, description="complexity probability")
     task: list[TaskType] | None = Field(
         default=None, description="the request's task type (the classifier's most likely)")
+    task_p: Range | None = Field(
+        default=None,
+        description="the task-type model's probability for the type it chose; beside `task`, "
+        "a rule can act on a type only where the model is that sure (about one prompt in three "
+        "gets the wrong type, most of them with a low probability)",
+    )
     prompt_tokens: Range | None = None
     max_output_tokens: Range | None = None
     tags: list[str] | None = Field(default=None, description="any of the x-gateway-tags")

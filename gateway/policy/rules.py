@@ -23,6 +23,8 @@ class Bounds:
     high_inclusive: bool
 
     def contains(self, value: float) -> bool:
+        if value != value:  # NaN, a value not known (a task's p on rows recorded before it)
+            return False
         if value < self.low or (value == self.low and not self.low_inclusive):
             return False
         return not (value > self.high or (value == self.high and not self.high_inclusive))
@@ -98,7 +100,8 @@ class Rule:
     fallbacks: tuple[str, ...]
     max_fallbacks: int | None
     spill_to: tuple[str, ...] = ()
-    tasks: frozenset[str] | None = None  # a condition, kept last for its default
+    tasks: frozenset[str] | None = None  # conditions, kept last for their defaults
+    task_p: Bounds | None = None
 
     def applies_to(self, model: str, tenant: str, endpoint: str, tags: tuple[str, ...]) -> bool:
         """The conditions on who asks for what, not on the content (cacheable per key)."""
@@ -131,6 +134,9 @@ class Rule:
                 return False
         if self.tasks is not None and (profile.task is None
                                        or profile.task.type not in self.tasks):
+            return False
+        if self.task_p is not None and (profile.task is None
+                                        or not self.task_p.contains(profile.task.p)):
             return False
         if self.prompt_tokens is not None and not self.prompt_tokens.contains(
             profile.prompt_tokens
@@ -188,6 +194,7 @@ def compile_rule(spec: RuleSpec, index: int) -> Rule:
         max_fallbacks=spec.max_fallbacks,
         spill_to=tuple(spec.spill_to or ()),
         tasks=frozen(list(when.task) if when.task else None),
+        task_p=compile_range(when.task_p),
     )
 
 

@@ -156,6 +156,7 @@ def audit_event(
         complexity=profile.complexity.label if profile.complexity else None,
         p_strong=profile.complexity.p_strong if profile.complexity else None,
         task=profile.task.type if profile.task else None,
+        task_p=profile.task.p if profile.task else None,
         sensitivity=profile.sensitivity,
         sensitive_types=tuple(sorted({span.type for span in profile.spans})),
         redacted=attempts.redacted,

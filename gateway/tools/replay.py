@@ -19,7 +19,7 @@ from gateway.budget.pricing import cost_micro_usd
 from gateway.errors import GatewayError, PermissionDenied
 from gateway.policy.engine import decide_for
 from gateway.policy.loader import PolicySet
-from gateway.tools.replay_features import FeatureKey, FeatureKeys
+from gateway.tools.replay_features import FeatureKey, FeatureKeys, recorded_task_p
 from gateway.tools.replay_load import AFTER, BEFORE, LoadTally, replay_loads
 from gateway.tools.replay_report import Leak, ReplayReport, Tally, build_report
 from gateway.types import (
@@ -84,7 +84,8 @@ def rebuild(row: Row) -> tuple[RouteRequest, Profile, TenantContext]:
         prompt_tokens=row["prompt_tokens"],
         max_output_tokens=row["max_output_tokens"],
         complexity=Complexity(p_strong or 0.0, label) if label is not None else None,
-        task=Task(task, 1.0) if (task := recorded_task(row)) is not None else None,
+        task=Task(task, recorded_task_p(row)) if (task := recorded_task(row)) is not None
+        else None,
         sensitivity=categories,
         spans=tuple(SensitiveSpan(c, c, 0, 0, 1.0) for c in categories),
         prompt_tokens_exact=row["prompt_tokens_exact"],

@@ -11,6 +11,7 @@ exact). A test holds this equal to deciding every row on its own.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gateway.audit.records import Row
@@ -28,6 +29,7 @@ class FeatureKeys:
         self._prompt = _distinct(r.prompt_tokens for r in rules)
         self._output = _distinct(r.max_output_tokens for r in rules)
         self._p_strong = _distinct(r.p_strong for r in rules)
+        self._task_p = _distinct(r.task_p for r in rules)
         # One backend per distinct way of counting and window: where eligibility can change.
         self._fits = tuple({(b.token_encoding, b.token_ratio, b.context_window): b
                             for b in policy.backends.values()}.values())
@@ -47,12 +49,21 @@ class FeatureKeys:
         strength = None if p_strong is None else tuple(
             b.contains(p_strong) for b in self._p_strong
         )
+        task_p = recorded_task_p(row)
         return (
             row["tenant_id"], row["tenant"], row["endpoint"], row["requested_model"],
             row["complexity"], strength, row["sensitivity"], row["tags"],
             row["over_soft_limit"], sizes, (row.get("trace") or {}).get("task"),
+            tuple(b.contains(task_p) for b in self._task_p),
         )
 
 
 def _distinct(bounds: Any) -> tuple[Bounds, ...]:
     return tuple(dict.fromkeys(b for b in bounds if b is not None))
+
+
+def recorded_task_p(row: Row) -> float:
+    """The task type's probability, NaN where the row predates it: no `task_p` range holds
+    NaN, so such a rule never matches a request whose confidence was not recorded."""
+    p = (row.get("trace") or {}).get("task_p")
+    return float(p) if isinstance(p, int | float) and not isinstance(p, bool) else math.nan

@@ -339,6 +339,7 @@ class AuditEvent:
     complexity: str | None = None
     p_strong: float | None = None
     task: str | None = None  # one of TASK_TYPES
+    task_p: float | None = None  # the task-type model's probability for `task`
     sensitivity: tuple[str, ...] = ()
     sensitive_types: tuple[str, ...] = ()
     redacted: bool = False  # spans were replaced before the request left self_hosted

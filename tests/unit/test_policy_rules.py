@@ -223,6 +223,21 @@ def test_a_rule_matches_on_the_task_type() -> None:
     assert routed == {"code": "big", "math": "big", "chat": "small", None: "small"}
 
 
+def test_a_rule_can_act_on_a_task_only_where_the_model_is_sure_of_it() -> None:
+    policy = parse_policy(TASK_RULES.replace(
+        "when: {task: [code, math]}", "when: {task: [code, math], task_p: {gte: 0.8}}"))
+
+    def routed(task: Task | None) -> str:
+        profile = Profile(50, None, Complexity(0.5, "low"), task=task)
+        return decide(req(), profile, ACME, FleetSnapshot(), policy).primary.name
+
+    assert routed(Task("code", 0.8)) == "big" and routed(Task("math", 0.97)) == "big"
+    assert routed(Task("code", 0.79)) == "small"  # the right type, not sure enough
+    assert routed(Task("chat", 0.99)) == "small" and routed(None) == "small"
+    # A probability that was never recorded (NaN, on replayed rows) is in no range.
+    assert routed(Task("code", float("nan"))) == "small"
+
+
 def test_a_task_outside_the_taxonomy_is_refused_with_its_line() -> None:
     found = problems(TASK_RULES.replace("[code, math]", "[code, poetry]"))
     ((path, (line, message)),) = found.items()

@@ -62,6 +62,8 @@ def test_the_task_type_rides_in_the_trace_so_older_rows_hash_as_before() -> None
     with_task = event_row(make_event(request_id="r-1", task="code"))
     assert with_task["trace"]["task"] == "code"
     assert row_hash(with_task) != row_hash(without)
+    sure = event_row(make_event(request_id="r-1", task="code", task_p=0.912345))
+    assert sure["trace"]["task_p"] == 0.9123 and "task_p" not in with_task["trace"]
 
 
 def test_the_ttft_prediction_is_recorded_field_by_field_in_declaration_order() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -181,8 +182,12 @@ def test_a_row_rebuilds_what_decide_saw():
     request, profile, tenant = rebuild(row(
         tags=("batch", "eu"), sensitivity=("pii", "secret"), complexity="medium",
         p_strong=0.5, max_output_tokens=64, endpoint="chat.completions", task="code",
+        task_p=0.91,
     ))
-    assert profile.task is not None and profile.task.type == "code"
+    assert profile.task is not None and (profile.task.type, profile.task.p) == ("code", 0.91)
+    # A row from before the probability was recorded: NaN, which no `task_p` range holds.
+    _, older, _ = rebuild(row(task="code"))
+    assert older.task is not None and math.isnan(older.task.p)
     assert (request.endpoint, request.model, request.tags, request.payload) == (
         Endpoint.CHAT, "auto", ("batch", "eu"), {})
     assert (profile.prompt_tokens, profile.max_output_tokens) == (1200, 64)
@@ -212,6 +217,9 @@ rules:
   - name: likely-hard
     when: {p_strong: {gt: 0.7, lte: 0.95}}
     backends: [frontier]
+  - name: sure-code-out
+    when: {task: [code], task_p: {gte: 0.8}}
+    backends: [frontier]
   - name: code-to-big
     when: {task: [code, math]}
     backends: [big-a, big-b]
@@ -236,6 +244,7 @@ def test_the_feature_cache_decides_as_every_row_on_its_own_would(policy_text: st
             sensitivity=rng.choice([(), (), ("pii",), ("confidential",)]),
             tags=rng.choice([(), ("batch",)]),
             task=rng.choice([None, "code", "math", "chat"]),
+            task_p=rng.choice([None, 0.8, rng.random()]),
         )
         for _ in range(3000)
     ]
