@@ -1,7 +1,7 @@
 """Which of an audit row's features can change a decision under one policy: the cache key of
 the replay. Rows with equal keys get the same decision, so each key is decided once.
 
-Sizes and p_strong are exact numbers and nearly every row has its own, but with an empty
+Sizes, p_strong and task_p are exact numbers and nearly every row has its own, but with an empty
 fleet decide() only compares them with the policy's thresholds: rule bounds, and context
 windows against prompt + max_tokens (the prompt as each backend counts it). So the key
 holds which side of each threshold a row is on, unless some rule orders by an objective
