@@ -116,6 +116,11 @@ class Settings(BaseSettings):
     presidio_model: str = ""  # a spaCy pipeline package; empty: the first English one installed
     presidio_workers: int = Field(default=2, ge=1)
 
+    # A task-type model fitted to this organisation's own labelled prompts (`gateway
+    # classifier fit-tasks`); unset: the shipped one. Fitted routers keep reading the shipped
+    # model's probabilities, the ones they were fitted on.
+    task_model: Path | None = None
+
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True
 

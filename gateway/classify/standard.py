@@ -5,6 +5,7 @@ nowhere else."""
 from __future__ import annotations
 
 from concurrent.futures import Executor
+from pathlib import Path
 
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.profiler import ExtraFinder, RequestClassifier
@@ -14,9 +15,13 @@ from gateway.classify.tokens import TokenCounter
 
 
 def standard_classifier(
-    executor: Executor | None = None, parallelism: int = 1, extra: ExtraFinder | None = None
+    executor: Executor | None = None, parallelism: int = 1, extra: ExtraFinder | None = None,
+    task_model: Path | None = None,
 ) -> RequestClassifier:
-    """`extra`: a second opinion on sensitivity (Presidio) run beside the built-in scan."""
+    """`extra`: a second opinion on sensitivity (Presidio) run beside the built-in scan;
+    `task_model`: a task-type model fitted to an organisation's own prompts (`gateway
+    classifier fit-tasks`) in place of the shipped one. Raises TaskModelError, naming the
+    file, where it cannot be used."""
     return RequestClassifier(
         TokenCounter(executor=executor, parallelism=parallelism),
         ComplexityModel.load(),
@@ -24,5 +29,5 @@ def standard_classifier(
         executor,
         parallelism,
         extra,
-        TaskModel.load(),
+        TaskModel.load(task_model),
     )

@@ -42,19 +42,28 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
 @click.option("--router", "router_dir", type=click.Path(path_type=Path, exists=True,
               file_okay=False), default=None,
               help="score complexity with this router (from `gateway router fit`)")
+@click.option("--task-model", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              default=None, help="type tasks with this model (from `gateway classifier "
+              "fit-tasks`); default: GATEWAY_TASK_MODEL, else the shipped one")
 @click.option("--progress/--no-progress", default=None,
               help="count prompts on stderr as they are done; default: when stderr is a "
               "terminal")
 def classify_command(
     source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
-    presidio: bool, progress: bool | None, router_dir: Path | None,
+    presidio: bool, progress: bool | None, router_dir: Path | None, task_model: Path | None,
 ) -> None:
     """Classify each prompt of a JSONL file ({"prompt": ...} or {"messages": [...]}, with an
     optional "id" that is copied to the output): tokens, complexity, task, sensitivity."""
     from gateway.classify.standard import standard_classifier
+    from gateway.classify.task_type import TaskModelError
+    from gateway.settings import Settings
 
     detectors = _tenant_detectors(policy_path, tenant)
-    classifier = standard_classifier(extra=presidio_finder() if presidio else None)
+    try:
+        classifier = standard_classifier(extra=presidio_finder() if presidio else None,
+                                         task_model=task_model or Settings().task_model)
+    except TaskModelError as exc:
+        raise click.ClickException(str(exc)) from None
     thresholds = DEFAULT_THRESHOLDS
     if router_dir is not None:
         from gateway.classify.router_model import RouterModel, RouterModelError

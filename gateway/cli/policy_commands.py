@@ -78,6 +78,7 @@ def explain_command(policy_path: Path | None, tenant: str, request_path: Path, e
     """Show which backend a request would get, by which rule, and why the others were not."""
     from gateway.api.parsing import parse_route_request
     from gateway.classify.standard import standard_classifier
+    from gateway.classify.task_type import TaskModelError
     from gateway.errors import GatewayError
     from gateway.policy.loader import PolicyError, load_policy
     from gateway.settings import Settings
@@ -94,7 +95,11 @@ def explain_command(policy_path: Path | None, tenant: str, request_path: Path, e
     except (OSError, GatewayError) as exc:
         raise click.ClickException(f"{request_path}: {exc}") from None
     context = TenantContext(tenant_id=tenant, tenant_name=tenant, key_id="-")
-    result = asyncio.run(explain(standard_classifier(), loaded, context, route_request))
+    try:
+        classifier = standard_classifier(task_model=Settings().task_model)
+    except TaskModelError as exc:
+        raise click.ClickException(str(exc)) from None
+    result = asyncio.run(explain(classifier, loaded, context, route_request))
     if as_json:
         click.echo(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -67,6 +67,13 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         policy = load_policy(settings.policy_path)
     except PolicyError as exc:
         raise click.ClickException(f"the policy does not validate:\n{exc}") from None
+    if settings.task_model is not None:
+        from gateway.classify.task_type import TaskModel, TaskModelError
+
+        try:  # refused here, with its reason, rather than in every worker's start-up
+            TaskModel.load(settings.task_model)
+        except TaskModelError as exc:
+            raise click.ClickException(f"GATEWAY_TASK_MODEL: {exc}") from None
     if settings.presidio:
         try:
             presidio_config(settings.presidio_entities, settings.presidio_min_score,

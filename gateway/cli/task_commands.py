@@ -135,3 +135,47 @@ def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) ->
         return load_task_data(labels_dir, data_root, config)
     except (FileNotFoundError, KeyError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+@classifier.command("fit-tasks")
+@click.option("--labelled", "labelled_path", required=True,
+              type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help='your prompts, one JSON per line: {"prompt": str, "task": a task type}')
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="where to write the fitted model (point GATEWAY_TASK_MODEL at it)")
+@click.option("--base", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              default=None, help="the model to adapt; default: the shipped one")
+@click.option("--test", "test_path", type=click.Path(path_type=Path, exists=True,
+              dir_okay=False), default=None,
+              help="labelled prompts kept out of the fit: accuracy before and after on them")
+@click.option("--c", "c", type=click.FloatRange(min=0, min_open=True), default=4.0,
+              show_default=True, help="how far your labels may pull from the base model")
+def fit_tasks(labelled_path: Path, out: Path, base: Path | None, test_path: Path | None,
+              c: float) -> None:
+    """Fit the task-type model to your own labelled prompts: the shipped model adapted (its
+    weights are the prior), so a few hundred labels already help."""
+    from gateway.classify.model_files import read_document
+    from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModelError
+    from gateway.tools.task_type_fit import (
+        LabelledFileError,
+        TaskFitConfig,
+        fit_to_labels,
+        read_labelled,
+    )
+    from gateway.tools.task_type_train import write_task_model
+
+    try:
+        base_path = base or DEFAULT_TASK_MODEL_PATH
+        before = TaskModel.load(base)
+        document = read_document(base_path, "task model", TaskModelError)
+        rows = read_labelled(labelled_path)
+        test = read_labelled(test_path) if test_path is not None else []
+    except (TaskModelError, LabelledFileError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    fitted = fit_to_labels(document, rows, TaskFitConfig(c=c))
+    write_task_model(fitted, out)
+    counts = ", ".join(f"{task} {n}" for task, n in fitted["adapted"]["examples"].items())
+    click.echo(f"fitted on {len(rows)} prompts ({counts}); wrote {out}")
+    if test:
+        _report("before (base model)", test, _predict(before, test))
+        _report("after (fitted)", test, _predict(TaskModel.from_document(fitted), test))

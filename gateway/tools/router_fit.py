@@ -25,6 +25,7 @@ from gateway.classify.router_model import (
     router_inputs,
 )
 from gateway.classify.task_type import TaskModel
+from gateway.tools.json_lines import json_lines
 
 MIN_OUTCOMES = 20
 # Inverse penalties tried, strongest first; cross-validation on the outcomes picks one.
@@ -49,13 +50,7 @@ class JudgedPrompt:
 
 def read_outcomes(lines: Iterable[str], source: str = "outcomes") -> list[JudgedPrompt]:
     rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise OutcomesError(f"{source}:{number}: not JSON: {exc}") from None
+    for number, row in json_lines(lines, source, OutcomesError):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise OutcomesError(f"{source}:{number}: needs a string \"prompt\"")
         scores = [row.get("weak_score"), row.get("strong_score")]

@@ -59,3 +59,18 @@ def test_presidio_asked_for_without_its_model_is_refused(monkeypatch: pytest.Mon
     result = CliRunner().invoke(cli, ["serve", "--port", "1"])
     assert result.exit_code == 1
     assert "pip install" in result.output
+
+
+def test_a_task_model_that_cannot_be_used_is_refused_before_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    not_a_model = tmp_path / "task.json"
+    not_a_model.write_text('{"format": "something-else/1"}', encoding="utf-8")
+    monkeypatch.setenv("GATEWAY_POLICY_PATH", str(REPO / "policies" / "default.yaml"))
+    for path, reason in ((not_a_model, "unknown task model format 'something-else/1'"),
+                         (tmp_path / "gone.json", "task model not found")):
+        monkeypatch.setenv("GATEWAY_TASK_MODEL", str(path))
+        result = CliRunner().invoke(cli, ["serve", "--port", "1"])
+        assert result.exit_code == 1, result.output
+        assert f"GATEWAY_TASK_MODEL: {reason}" in result.output
+        assert "Traceback" not in result.output
