@@ -173,7 +173,10 @@ def fit_tasks(labelled_path: Path, out: Path, base: Path | None, test_path: Path
     except (TaskModelError, LabelledFileError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     fitted = fit_to_labels(document, rows, TaskFitConfig(c=c))
-    write_task_model(fitted, out)
+    try:
+        write_task_model(fitted, out)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc}") from None
     counts = ", ".join(f"{task} {n}" for task, n in fitted["adapted"]["examples"].items())
     click.echo(f"fitted on {len(rows)} prompts ({counts}); wrote {out}")
     if test:

@@ -42,6 +42,16 @@ class LabelledFileError(ValueError):
 def read_labelled(path: Path) -> list[Labelled]:
     """`{"prompt": str, "task": one of TASK_TYPES}` per line (other keys ignored); every
     problem is named with its line."""
+    try:
+        rows = _labelled_rows(path)
+    except UnicodeDecodeError as exc:
+        raise LabelledFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    if not rows:
+        raise LabelledFileError(f"{path}: no labelled prompts")
+    return rows
+
+
+def _labelled_rows(path: Path) -> list[Labelled]:
     rows: list[Labelled] = []
     with path.open(encoding="utf-8") as lines:
         for number, row in json_lines(lines, str(path), LabelledFileError):
@@ -54,8 +64,6 @@ def read_labelled(path: Path) -> list[Labelled]:
                     f"{path}:{number}: 'task' must be one of {', '.join(TASK_TYPES)};"
                     f" got {task!r}")
             rows.append(Labelled("own", prompt, task))
-    if not rows:
-        raise LabelledFileError(f"{path}: no labelled prompts")
     return rows
 
 

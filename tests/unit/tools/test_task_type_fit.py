@@ -60,6 +60,9 @@ def test_the_labelled_file_is_checked_line_by_line(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
         with pytest.raises(LabelledFileError, match=message):
             read_labelled(path)
+    path.write_bytes(b'{"prompt": "caf\xe9", "task": "chat"}\n')  # Latin-1, not UTF-8
+    with pytest.raises(LabelledFileError, match="not UTF-8 text"):
+        read_labelled(path)
     path.write_text('{"prompt": "hi there", "task": "chat", "id": 7}\n', encoding="utf-8")
     assert read_labelled(path) == [Labelled("own", "hi there", "chat")]
 
