@@ -165,9 +165,8 @@ def fit_tasks(labelled_path: Path, out: Path, base: Path | None, test_path: Path
     from gateway.tools.task_type_train import write_task_model
 
     try:
-        base_path = base or DEFAULT_TASK_MODEL_PATH
-        before = TaskModel.load(base)
-        document = read_document(base_path, "task model", TaskModelError)
+        document = read_document(base or DEFAULT_TASK_MODEL_PATH, "task model", TaskModelError)
+        before = TaskModel.from_document(document)  # refuses what is not a usable task model
         rows = read_labelled(labelled_path)
         test = read_labelled(test_path) if test_path is not None else []
     except (TaskModelError, LabelledFileError, OSError) as exc:

@@ -133,16 +133,14 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
         rest += rows[take:]
     user_oriented = _read_if_present(labels_dir / USER_ORIENTED_FILE)
     arena_hard_v2 = _read_if_present(labels_dir / ARENA_HARD_V2_FILE)
-    blind_agreed = [row for row in arena_hard_v2
-                    if row.get("blind_task") and row["blind_task"] == row.get("blind_task_second")]
+    blind_agreed = _agreed(arena_hard_v2, "blind_task", "blind_task_second")
     data = TaskData(
         authored, train, rest, arena,
         mt_bench=_evaluation_set(labels_dir / MT_BENCH_FILE, "mt_bench"),
         vicuna=_evaluation_set(labels_dir / VICUNA_FILE, "vicuna_bench"),
         user_oriented=_labelled(user_oriented, "user_oriented"),
-        user_oriented_agreed=_labelled(
-            [row for row in user_oriented if row["task"] == row["task_second"]],
-            "user_oriented"),
+        user_oriented_agreed=_labelled(_agreed(user_oriented, "task", "task_second"),
+                                       "user_oriented"),
         arena_hard_v2=_labelled(arena_hard_v2, "arena_hard_v2"),
         arena_hard_v2_blind=[Labelled("arena_hard_v2", row["prompt"], row["blind_task"])
                              for row in blind_agreed],
@@ -161,6 +159,11 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
 def _evaluation_set(path: Path, source: str) -> list[Labelled]:
     """A held-out set, or [] where the folder does not hold it."""
     return _labelled(_read_if_present(path), source)
+
+
+def _agreed(rows: Sequence[dict[str, Any]], first: str, second: str) -> list[dict[str, Any]]:
+    """The rows two labelling passes gave the same type (rows without them are skipped)."""
+    return [row for row in rows if row.get(first) and row[first] == row.get(second)]
 
 
 def _labelled(rows: Sequence[dict[str, Any]], source: str) -> list[Labelled]:

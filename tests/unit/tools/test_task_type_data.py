@@ -34,6 +34,12 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
+def _hard_v2(prompt: str, authors: str, *blind: str) -> dict[str, str]:
+    """An Arena-Hard v2.0 row: the authors' label, and the two blind passes' where given."""
+    return {"prompt": prompt, "task": authors,
+            **dict(zip(("blind_task", "blind_task_second"), blind, strict=False))}
+
+
 def _corpus(tmp_path: Path, authored_task: str = "code") -> tuple[Path, Path]:
     labels, data = tmp_path / "labels", tmp_path / "data"
     for name in AUTHORED_FILES:
@@ -79,13 +85,10 @@ def test_arena_hard_v2_keeps_the_authors_labels_and_the_agreed_blind_ones(
         tmp_path: Path) -> None:
     labels, data = _corpus(tmp_path)
     _write(labels / ARENA_HARD_V2_FILE, [
-        {"uid": "a", "prompt": "Prove that sqrt 2 is irrational.", "task": "math",
-         "blind_task": "math", "blind_task_second": "math"},
-        {"uid": "b", "prompt": "Write a Python function for primes.", "task": "math",
-         "blind_task": "code", "blind_task_second": "code"},
-        {"uid": "c", "prompt": "A riddle with numbers", "task": "math",
-         "blind_task": "reasoning", "blind_task_second": "math"},
-        {"uid": "d", "prompt": "A poem about rain.", "task": "writing"},  # not labelled blind
+        _hard_v2("Prove that sqrt 2 is irrational.", "math", "math", "math"),
+        _hard_v2("Write a Python function for primes.", "math", "code", "code"),
+        _hard_v2("A riddle with numbers", "math", "reasoning", "math"),
+        _hard_v2("A poem about rain.", "writing"),  # not labelled blind
     ])
     sets = load_task_data(labels, data, TaskTrainConfig())
     assert [r.task for r in sets.arena_hard_v2] == ["math", "math", "math", "writing"]
@@ -167,12 +170,9 @@ def test_eval_tasks_scores_the_authors_labels_against_the_blind_ones(tmp_path: P
         *({"benchmark": "mmlu", "subject": "anatomy", "prompt": f"bone {i}?"} for i in range(8)),
     ])
     _write(labels / ARENA_HARD_V2_FILE, [
-        {"uid": "a", "prompt": "Prove that 7 is prime.", "task": "math",
-         "blind_task": "math", "blind_task_second": "math"},
-        {"uid": "b", "prompt": "Fix my Rust borrow error.", "task": "math",
-         "blind_task": "code", "blind_task_second": "code"},
-        {"uid": "c", "prompt": "Tell a joke", "task": "writing",
-         "blind_task": "chat", "blind_task_second": "writing"},
+        _hard_v2("Prove that 7 is prime.", "math", "math", "math"),
+        _hard_v2("Fix my Rust borrow error.", "math", "code", "code"),
+        _hard_v2("Tell a joke", "writing", "chat", "writing"),
     ])
     result = CliRunner().invoke(cli, ["classifier", "eval-tasks", "--data", str(data),
                                       "--labels", str(labels)])
