@@ -120,6 +120,11 @@ class Settings(BaseSettings):
     # classifier fit-tasks`); unset: the shipped one. Fitted routers keep reading the shipped
     # model's probabilities, the ones they were fitted on.
     task_model: Path | None = None
+    # The complexity model and the static encoder table it reads (`gateway classifier
+    # train-complexity` / `distill`); unset: the shipped ones. A model is refused beside a
+    # table other than the one it was trained on.
+    complexity_model: Path | None = None
+    encoder_table: Path | None = None
 
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True

@@ -35,7 +35,9 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
         second_opinion = PresidioFinder.in_processes(presidio, settings.presidio_workers)
         stack.callback(second_opinion.close)
     classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion,
-                                     task_model=settings.task_model)
+                                     task_model=settings.task_model,
+                                     complexity_model=settings.complexity_model,
+                                     encoder_table=settings.encoder_table)
     log_scanner = SensitivityScanner()  # logs are no tenant's: the built-in detectors
     stack.callback(redact_gateway_logs(lambda text: classifier.redact_text(text, log_scanner)))
     # Start both processes, load their vocabularies and compile their detectors now, not on

@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from typing import Any, Protocol, TypeVar
 
 from gateway.classify.allowlist import allowlist
-from gateway.classify.complexity import DEFAULT_THRESHOLDS, classify
+from gateway.classify.complexity import classify
 from gateway.classify.detectors.overlap import resolve
 from gateway.classify.known_values import WithKnownValues
 from gateway.classify.long_prompt import plan_shared
@@ -53,6 +53,10 @@ COMPLEXITY_TEXT_CHARS = 4000  # the question is what matters; long context adds 
 
 
 class ComplexityEstimator(Protocol):
+    """p_strong and the low/medium/high cut-offs that ship with it."""
+
+    thresholds: tuple[float, float]
+
     def p_strong(self, text: str) -> float: ...
 
 
@@ -167,14 +171,15 @@ class RequestClassifier:
         self,
         request: RouteRequest,
         thresholds: Sequence[int] = (),
-        complexity_thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
+        complexity_thresholds: tuple[float, float] | None = None,
         detectors: TenantDetectors = (),
         other_encodings: Sequence[tuple[str, Sequence[int]]] = (),
         min_confidence: float = 0.0,
         complexity_model: ComplexityEstimator | None = None,
     ) -> Profile:
         """`thresholds`: prompt sizes where the route changes (exact counting only matters
-        near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high;
+        near them); `complexity_thresholds`: p_strong cut-offs for low/medium/high (default:
+        the ones the complexity model ships with);
         `detectors`: the tenant's own, found beside the built-in ones; `other_encodings`:
         encodings besides the counter's that backends of the pool use, with their own
         thresholds (counted after the rest: only pools of older OpenAI models need them);
@@ -200,7 +205,8 @@ class RequestClassifier:
             question = question_text(request.endpoint, request.payload)
             if estimator is not None:
                 p = estimator.p_strong(question)
-                complexity = Complexity(p, classify(p, complexity_thresholds))
+                cuts = complexity_thresholds or estimator.thresholds
+                complexity = Complexity(p, classify(p, cuts))
             if self._task is not None:
                 task = self._task.assess(question)
         if extra is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from concurrent.futures import Executor
 from pathlib import Path
 
-from gateway.classify.complexity import ComplexityModel
+from gateway.classify.complexity_encoder import EncoderComplexityModel, EncoderModelError
 from gateway.classify.profiler import ExtraFinder, RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.task_type import TaskModel
@@ -16,18 +16,35 @@ from gateway.classify.tokens import TokenCounter
 
 def standard_classifier(
     executor: Executor | None = None, parallelism: int = 1, extra: ExtraFinder | None = None,
-    task_model: Path | None = None,
+    task_model: Path | None = None, complexity_model: Path | None = None,
+    encoder_table: Path | None = None,
 ) -> RequestClassifier:
     """`extra`: a second opinion on sensitivity (Presidio) run beside the built-in scan;
     `task_model`: a task-type model fitted to an organisation's own prompts (`gateway
     classifier fit-tasks`) in place of the shipped one. Raises TaskModelError, naming the
-    file, where it cannot be used."""
+    file, where it cannot be used; `complexity_model` / `encoder_table`: a retrained
+    complexity model or static encoder table in place of the shipped ones (EncoderModelError
+    names the file where either cannot be used)."""
     return RequestClassifier(
         TokenCounter(executor=executor, parallelism=parallelism),
-        ComplexityModel.load(),
+        load_complexity(complexity_model, encoder_table),
         SensitivityScanner(),
         executor,
         parallelism,
         extra,
         TaskModel.load(task_model),
     )
+
+
+def load_complexity(model: Path | None = None,
+                    encoder_table: Path | None = None) -> EncoderComplexityModel:
+    """The complexity model over its encoder table: the shipped ones unless named."""
+    from gateway.classify.static_encoder import EncoderTableError, StaticEncoder
+
+    if model is None and encoder_table is None:
+        return EncoderComplexityModel.load()
+    try:
+        encoder = StaticEncoder.load(encoder_table) if encoder_table is not None else None
+    except EncoderTableError as exc:
+        raise EncoderModelError(str(exc)) from exc
+    return EncoderComplexityModel.load(model, encoder)

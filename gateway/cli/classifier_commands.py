@@ -57,7 +57,8 @@ def classifier() -> None:
 @click.option("--seed", default=0, show_default=True, type=int,
               help="seeds the held-out split (MMLU subjects, GSM8K rows)")
 def train(data_root: Path, out: Path, seed: int) -> None:
-    """Train the complexity model on the training split, write it, print held-out results."""
+    """Train the n-gram complexity model (one of the shipped model's three signals) on the
+    training split, write it, print held-out results."""
     from gateway.classify.complexity import ComplexityModel
     from gateway.tools.complexity_train import (
         TrainConfig,

@@ -22,7 +22,6 @@ from typing import IO
 import click
 import orjson
 
-from gateway.classify.complexity import DEFAULT_THRESHOLDS
 from gateway.classify.presidio import PresidioFinder, PresidioUnavailable, presidio_config
 from gateway.types import Endpoint, RouteRequest, TenantDetector
 
@@ -46,25 +45,31 @@ FORCE_EXACT = (0,)  # a threshold every prompt is above: always count exactly
               default=None, help="type tasks with this model (from `gateway classifier "
               "fit-tasks`); default: GATEWAY_TASK_MODEL, else the shipped one")
 @click.option("--progress/--no-progress", default=None,
-              help="count prompts on stderr as they are done; default: when stderr is a "
-              "terminal")
+              help="print the complexity class cut-offs, and count prompts as they are done,"
+              " on stderr; default: when stderr is a terminal")
 def classify_command(
     source: Path, output: Path | None, policy_path: Path | None, tenant: str | None,
     presidio: bool, progress: bool | None, router_dir: Path | None, task_model: Path | None,
 ) -> None:
     """Classify each prompt of a JSONL file ({"prompt": ...} or {"messages": [...]}, with an
     optional "id" that is copied to the output): tokens, complexity, task, sensitivity."""
-    from gateway.classify.standard import standard_classifier
+    from gateway.classify.complexity_encoder import EncoderModelError
+    from gateway.classify.standard import load_complexity, standard_classifier
     from gateway.classify.task_type import TaskModelError
     from gateway.settings import Settings
 
     detectors = _tenant_detectors(policy_path, tenant)
+    settings = Settings()
     try:
+        complexity = load_complexity(settings.complexity_model, settings.encoder_table)
         classifier = standard_classifier(extra=presidio_finder() if presidio else None,
-                                         task_model=task_model or Settings().task_model)
-    except TaskModelError as exc:
+                                         task_model=task_model or settings.task_model,
+                                         complexity_model=settings.complexity_model,
+                                         encoder_table=settings.encoder_table)
+    except (TaskModelError, EncoderModelError) as exc:
         raise click.ClickException(str(exc)) from None
-    thresholds = DEFAULT_THRESHOLDS
+    thresholds = complexity.thresholds
+    cuts = f"complexity classes: {describe_cuts(complexity.thresholds, complexity.document)}"
     if router_dir is not None:
         from gateway.classify.router_model import RouterModel, RouterModelError
 
@@ -74,16 +79,32 @@ def classify_command(
             raise click.ClickException(str(exc)) from None
         classifier = classifier.with_complexity(router)
         thresholds = router.thresholds
+        cuts = (f"complexity classes (router): low < {thresholds[0]:.4f} <= medium <"
+                f" {thresholds[1]:.4f} <= high")
     text_in = sys.stdin if str(source) == "-" else source.open(encoding="utf-8")
     out: IO[bytes] = sys.stdout.buffer if output is None else output.open("wb")
     try:
         show = sys.stderr.isatty() if progress is None else progress
+        if show:  # on a terminal: where the classes are cut, before the first line out
+            click.echo(cuts, err=True)
         asyncio.run(_run(classifier, text_in, out, detectors, show, thresholds))
     finally:
         if output is not None:
             out.close()
         if text_in is not sys.stdin:
             text_in.close()
+
+
+def describe_cuts(thresholds: tuple[float, float], document: dict[str, object]) -> str:
+    """The class cut-offs and where they come from, in one line."""
+    line = f"low < {thresholds[0]:.4f} <= medium < {thresholds[1]:.4f} <= high (p_strong)"
+    training = document.get("training")
+    reference = training.get("reference") if isinstance(training, dict) else None
+    if isinstance(reference, dict):
+        low, high = reference.get("quantiles", (0.5, 0.8))
+        line += (f"; cut at the {low:.0%} and {high:.0%} quantiles of"
+                 f" {reference.get('prompts')} requests of {', '.join(reference.get('files', []))}")
+    return line
 
 
 def presidio_finder() -> PresidioFinder:
@@ -120,7 +141,7 @@ def _tenant_detectors(
 
 async def _run(  # type: ignore[no-untyped-def]
     classifier, lines: IO[str], out: IO[bytes], detectors: tuple[TenantDetector, ...],
-    progress: bool = False, thresholds: tuple[float, float] = DEFAULT_THRESHOLDS,
+    progress: bool = False, thresholds: tuple[float, float] | None = None,
 ) -> None:
     done, shown_at = 0, time.monotonic()
     for number, line in enumerate(lines, 1):

@@ -27,21 +27,29 @@ QUESTIONS = (
     "How do I reverse a list in Python without modifying the original?",
     "What is the capital of Australia, and why is it not Sydney?",
 )
-# Problems the shipped complexity model rates "high": multi-constraint puzzles and riddles.
+# Hard requests as people write them (proofs, derivations, system design), not puzzles written
+# to match a rule: the complexity model rates most of them "high" because of what they ask.
 HARD = (
-    "Here's a scheduling puzzle: we run 12 warehouses, each needs 2-5 forklift drivers per "
-    "shift depending on volume, drivers cannot work more than 5 shifts a week, and night "
-    "shifts pay 1.4x. Now figure out the minimum weekly payroll and the schedule, then start "
-    "over assuming two warehouses close on weekends.",
-    "Here's an electronics riddle: a heating element rated at 4 ohms, a 230 V supply through "
-    "a dimmer that chops half of each cycle, and a thermostat that opens at 80 C. Work out "
-    "the average power, the RMS current and how long 2 litres of water take to reach 80 C "
-    "from 15 C, and explain each assumption.",
-    "On an island live 100 perfect logicians with blue or brown eyes. No one knows their own "
-    "eye colour and they may never discuss it. Every night a ferry stops, and anyone who has "
-    "deduced their own eye colour must leave. One day a visitor says: 'I can see someone "
-    "with blue eyes.' Who leaves the island, and on which night? Prove your answer by "
-    "induction.",
+    "Our Postgres primary takes 40k writes a second and replication lag jumps to minutes "
+    "whenever autovacuum runs on the largest table. Walk me through diagnosing it and propose "
+    "a design that keeps lag under a second, with the trade-offs.",
+    "Prove that the greedy earliest-finish algorithm for interval scheduling is optimal, then "
+    "show why it fails once intervals have weights and give a dynamic program that works, "
+    "with its running time.",
+    "Derive the variance of the ordinary least squares estimator when the errors are "
+    "heteroskedastic, and explain when and why the sandwich estimator is needed.",
+    "Design a rate limiter that stays correct across three data centres joined by 100 ms "
+    "links. Compare token bucket and sliding window, and state exactly what consistency you "
+    "can guarantee.",
+    "Explain how a transformer's KV cache grows with sequence length, derive the memory it "
+    "needs for a 70B model with grouped-query attention at 32k context, and propose two ways "
+    "to cut it.",
+    "Write a Rust function that parses an arbitrary-precision decimal string without "
+    "allocating, and argue that it rejects every malformed input.",
+    "Prove that every bounded monotone sequence of real numbers converges, and use it to show "
+    "that the sequence a1 = 1, a(n+1) = sqrt(2 + a(n)) converges to 2.",
+    "How does Spanner achieve external consistency with TrueTime? Explain commit wait, why "
+    "the uncertainty bound matters, and what breaks if clocks drift beyond it.",
 )
 CLAUSES = (
     "The Supplier shall deliver the Goods to the Delivery Address on the Delivery Date, and "

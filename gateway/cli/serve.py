@@ -74,6 +74,14 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
             TaskModel.load(settings.task_model)
         except TaskModelError as exc:
             raise click.ClickException(f"GATEWAY_TASK_MODEL: {exc}") from None
+    from gateway.classify.complexity_encoder import EncoderModelError
+    from gateway.classify.standard import load_complexity
+
+    try:  # the model and its table, checked once here rather than in every worker
+        load_complexity(settings.complexity_model, settings.encoder_table)
+    except EncoderModelError as exc:
+        raise click.ClickException(
+            f"{exc} (settings GATEWAY_COMPLEXITY_MODEL / GATEWAY_ENCODER_TABLE)") from None
     if settings.presidio:
         try:
             presidio_config(settings.presidio_entities, settings.presidio_min_score,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModel
+from gateway.cli import encoder_commands  # noqa: F401  (registers distill, train-complexity)
 from gateway.cli.sensitivity_commands import classifier
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once

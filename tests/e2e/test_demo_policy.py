@@ -7,12 +7,14 @@ named model is served by the simulated Anthropic API, and a burst spills over to
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import openai
 import pytest
@@ -122,6 +124,48 @@ def test_a_named_model_is_served_by_the_simulated_anthropic_api(demo: Demo) -> N
         chunks = list(stream)
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+
+
+# Prompts the complexity model was neither trained nor calibrated on (training/task_types/
+# README.md): Arena-Hard v2.0's "hard_prompt" questions, chosen as hard by its authors from
+# real Chatbot Arena traffic (lmarena/arena-hard-auto, Apache-2.0), and Vicuna-bench's
+# everyday categories (lm-sys/FastChat, Apache-2.0).
+TASKS = Path(__file__).resolve().parents[2] / "training" / "task_types"
+EVERYDAY = ("generic", "knowledge", "roleplay", "common-sense", "writing")
+EXTERNAL = {"gpt-4o", "claude-sonnet"}
+
+
+def _public_prompts() -> tuple[list[str], list[str]]:
+    def rows(name: str) -> list[dict[str, str]]:
+        with (TASKS / name).open(encoding="utf-8") as lines:
+            return [json.loads(line) for line in lines if line.strip()]
+
+    hard = [r["prompt"] for r in rows("arena_hard_v2_questions.jsonl")
+            if r["category"] == "hard_prompt"]
+    easy = [r["prompt"] for r in rows("vicuna_bench_questions.jsonl")
+            if r["category"] in EVERYDAY]
+    return random.Random(31).sample(hard, 40), easy
+
+
+def test_hard_requests_reach_the_frontier_and_everyday_ones_stay_home(demo: Demo) -> None:
+    hard, easy = _public_prompts()
+    assert len(hard) >= 30 and len(easy) >= 30
+
+    def routes(prompts: list[str]) -> list[dict[str, str]]:
+        return [ask(demo, p, max_tokens=8)[0] for p in prompts]
+
+    # Requests that a rule before the complexity rule takes (personal data stays home, long
+    # documents go where they fit) are routed by design, not by difficulty: left out.
+    by_difficulty = [h for h in routes(hard)
+                     if h["x-gateway-rule"] not in ("sensitive-stays-home", "long-document")]
+    assert len(by_difficulty) >= 30
+    reached = sum(h["x-gateway-backend"] in EXTERNAL for h in by_difficulty)
+    assert reached / len(by_difficulty) >= 0.6, (reached, len(by_difficulty))
+    assert all(h["x-gateway-rule"] == "hard-to-frontier" for h in by_difficulty
+               if h["x-gateway-backend"] in EXTERNAL)
+    everyday = routes(easy)
+    left = sum(h["x-gateway-backend"] in EXTERNAL for h in everyday)
+    assert left / len(everyday) <= 0.1, [h["x-gateway-complexity"] for h in everyday]
 
 
 def test_a_burst_spills_over_from_the_saturated_engines_to_an_api(demo: Demo) -> None:

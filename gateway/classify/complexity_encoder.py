@@ -1,0 +1,188 @@
+"""The shipped complexity model: p_strong from the static encoder's vector and the existing
+prompt features together. Three signals, each standardised on a reference mix of real user
+requests and summed with fixed weights, then calibrated to a probability:
+
+- `depth`: how far into specialist territory the prompt's subject lies (the cheap model's
+  error rate on MMLU subjects, learned from the encoder vector);
+- `contrast`: how much it reads like prompts people chose as hard (Arena-Hard) rather than
+  ordinary requests (encoder vector ⊕ dense features);
+- `ngram`: the n-gram model trained on MMLU/GSM8K outcomes (knowledge and arithmetic the
+  cheap model gets wrong), with a full vote on multiple-choice prompts and half on others.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gateway.classify.complexity import ComplexityModel, classify
+from gateway.classify.complexity_features import FORMATS, extract_features
+from gateway.classify.encoder_paths import DEFAULT_COMPLEXITY_PATH
+from gateway.classify.model_files import check_featurizer, read_document
+from gateway.classify.static_encoder import EncoderTableError, StaticEncoder
+from gateway.types import Complexity
+
+DEFAULT_MODEL_PATH = DEFAULT_COMPLEXITY_PATH
+MODEL_FORMAT = "gateway-complexity-encoder/1"
+SIGNALS = ("depth", "contrast", "ngram")
+
+
+class EncoderModelError(ValueError):
+    """The model file is missing or malformed, or was built for another encoder table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """One prompt's three raw scores, before standardising (evaluation and `classify`)."""
+
+    depth: float
+    contrast: float
+    ngram: float
+    fmt: str
+
+
+class EncoderComplexityModel:
+    """z = Σ weight[fmt][s] · (signal_s − mean_s) / sd_s;  p_strong = σ(slope · z + bias).
+
+    Each head's own bias is recorded in the file but unused: standardising on the reference
+    mix absorbs any constant."""
+
+    __slots__ = ("_calibration", "_combine", "_contrast", "_dense", "_depth", "_encoder",
+                 "_ngram", "_scale", "document", "thresholds")
+
+    def __init__(self, document: dict[str, Any], encoder: StaticEncoder,
+                 ngram: ComplexityModel) -> None:
+        try:
+            self._depth = _vector(document["depth"]["weights"], encoder.dims)
+            self._contrast = _vector(document["contrast"]["weights"], encoder.dims)
+            self._dense = {str(k): float(v) for k, v in document["contrast"]["dense"].items()}
+            biases = (float(document["depth"]["bias"]), float(document["contrast"]["bias"]))
+            self._scale = {s: (float(document["standardise"][s][0]),
+                               float(document["standardise"][s][1])) for s in SIGNALS}
+            self._combine = {f: tuple(float(document["combine"][f][s]) for s in SIGNALS)
+                             for f in FORMATS}
+            self._calibration = (float(document["calibration"]["slope"]),
+                                 float(document["calibration"]["intercept"]))
+            low, high = (float(t) for t in document["thresholds"])
+            weights = _token_weights(document["token_weights"], encoder.vocab_size)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise EncoderModelError(f"malformed complexity model: {exc!r}") from exc
+        numbers = [*biases, *(v for pair in self._scale.values() for v in pair),
+                   *(w for ws in self._combine.values() for w in ws), *self._calibration,
+                   *self._dense.values(), low, high]
+        if not all(map(math.isfinite, numbers)) or min(sd for _, sd in self._scale.values()) <= 0:
+            raise EncoderModelError("malformed complexity model: a number is not finite")
+        self._encoder = encoder.with_token_weights(weights)
+        self._ngram = ngram
+        self.thresholds = (low, high)
+        self.document = document
+
+    @classmethod
+    def load(cls, path: Path | None = None, encoder: StaticEncoder | None = None,
+             ngram: ComplexityModel | None = None) -> EncoderComplexityModel:
+        """The shipped model (read once per process), or the one at `path`."""
+        if path is None and encoder is None and ngram is None:
+            return _load_cached(DEFAULT_MODEL_PATH)
+        return _load(path or DEFAULT_MODEL_PATH, encoder, ngram)
+
+    @classmethod
+    def from_document(cls, document: Any, encoder: StaticEncoder | None = None,
+                      ngram: ComplexityModel | None = None) -> EncoderComplexityModel:
+        if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
+            found = document.get("format") if isinstance(document, dict) else None
+            raise EncoderModelError(f"unknown complexity model format {found!r}")
+        check_featurizer(document, "complexity model", EncoderModelError,
+                         "gateway classifier train-complexity")
+        try:
+            encoder = encoder or StaticEncoder.load()
+        except EncoderTableError as exc:
+            raise EncoderModelError(str(exc)) from exc
+        wanted = document.get("encoder", {})
+        if not isinstance(wanted, dict) or wanted.get("digest") != encoder.info.digest:
+            raise EncoderModelError(
+                f"the complexity model was trained on encoder table"
+                f" {wanted.get('name') if isinstance(wanted, dict) else wanted!r}, not on the"
+                f" table in use ({encoder.info.name}, {encoder.info.digest[:12]}): retrain it"
+                " with `gateway classifier train-complexity`")
+        return cls(document, encoder, ngram or ComplexityModel.load())
+
+    @property
+    def encoder_digest(self) -> str:
+        return self._encoder.info.digest
+
+    def signals(self, text: str) -> Signals:
+        vector = self._encoder.encode(text)
+        features = extract_features(text)
+        contrast = float(self._contrast @ vector)
+        for name, value in features.dense.items():
+            contrast += self._dense.get(name, 0.0) * value
+        return Signals(float(self._depth @ vector), contrast, self._ngram.score(text),
+                       features.fmt)
+
+    def standardised(self, signals: Signals) -> tuple[float, float, float]:
+        values = (signals.depth, signals.contrast, signals.ngram)
+        out = []
+        for name, value in zip(SIGNALS, values, strict=True):
+            mean, sd = self._scale[name]
+            out.append((value - mean) / sd)
+        return out[0], out[1], out[2]
+
+    def score(self, text: str) -> float:
+        """z: the weighted sum of standardised signals (ranks as p_strong does)."""
+        signals = self.signals(text)
+        weights = self._combine[signals.fmt]
+        return sum(w * v for w, v in zip(weights, self.standardised(signals), strict=True))
+
+    def p_strong(self, text: str) -> float:
+        slope, intercept = self._calibration
+        x = slope * self.score(text) + intercept
+        if x >= 0:  # split by sign so exp never overflows
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+
+    def assess(self, text: str) -> Complexity:
+        p = self.p_strong(text)
+        return Complexity(p_strong=p, label=classify(p, self.thresholds))
+
+
+def encode_token_weights(weights: np.ndarray) -> dict[str, str]:
+    """float16 token weights as base64 in the JSON, with a digest (reviewable, one file)."""
+    raw = weights.astype("<f2").tobytes()
+    return {"dtype": "float16", "base64": base64.b64encode(raw).decode("ascii"),
+            "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def _token_weights(entry: dict[str, str], vocab_size: int) -> np.ndarray:
+    raw = base64.b64decode(entry["base64"], validate=True)
+    if hashlib.sha256(raw).hexdigest() != entry["sha256"]:
+        raise ValueError("token weights do not match their digest")
+    weights = np.frombuffer(raw, dtype="<f2").astype(np.float32)
+    if weights.shape != (vocab_size,) or not np.all(np.isfinite(weights)):
+        raise ValueError(f"{weights.shape[0]} token weights for {vocab_size} tokens")
+    return weights
+
+
+def _vector(values: list[float], dims: int) -> np.ndarray:
+    vector = np.asarray(values, dtype=np.float32)
+    if vector.shape != (dims,) or not np.all(np.isfinite(vector)):
+        raise ValueError(f"a weight vector of {vector.shape} where ({dims},) was expected")
+    return vector
+
+
+def _load(path: Path, encoder: StaticEncoder | None,
+          ngram: ComplexityModel | None) -> EncoderComplexityModel:
+    document = read_document(path, "complexity model", EncoderModelError)
+    return EncoderComplexityModel.from_document(document, encoder, ngram)
+
+
+@cache
+def _load_cached(path: Path) -> EncoderComplexityModel:
+    return _load(path, None, None)
