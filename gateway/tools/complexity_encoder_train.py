@@ -32,9 +32,9 @@ from gateway.classify.static_encoder import StaticEncoder
 
 ROUTING = Path("routing")
 HARD_FILES = ("arena_hard_v01_tasks.jsonl",)
-ORDINARY_FILES = ("alpaca_eval_oasst_hh_tasks.jsonl", "self_instruct_seed_tasks.jsonl",
-                  "authored_chat_2.jsonl")
-REFERENCE_FILES = ("self_instruct_user_oriented.jsonl",)
+ORDINARY_FILES = ("self_instruct_seed_tasks.jsonl", "authored_chat_2.jsonl",
+                  "authored_chat.jsonl")
+REFERENCE_FILES = ("self_instruct_user_oriented.jsonl", "alpaca_eval_oasst_hh_tasks.jsonl")
 EXPORT_TOLERANCE = 1e-3  # in z; the export rounds weights to 6 significant digits
 
 
@@ -56,9 +56,12 @@ class EncoderTrainConfig:
     contrast_c: float = 0.03  # inverse L2 penalty, on standardised inputs
     contrast_exclude: tuple[str, ...] = ()  # dense features (by prefix) the contrast ignores
     # Fixed, not fitted: outcomes on MMLU/GSM8K reward only the n-gram model (they hold no
-    # open-ended requests), so fitting the mix on them would drown the two chat signals.
+    # open-ended requests), so fitting the mix on them would drown the two chat signals. Each
+    # signal votes where it was trained: the contrast learned from free-form requests only,
+    # so it has no vote on multiple-choice questions; the n-gram model, mostly a length prior
+    # on chat, half a vote on free text.
     combine: dict[str, dict[str, float]] = field(default_factory=lambda: {
-        MCQ: {"depth": 1.0, "contrast": 1.0, "ngram": 1.0},
+        MCQ: {"depth": 1.0, "contrast": 0.0, "ngram": 1.0},
         "free": {"depth": 1.0, "contrast": 1.0, "ngram": 0.5},
     })
     low_share: float = 0.5  # "low": the easiest half of the reference mix
@@ -144,7 +147,9 @@ def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
     # Standardise each signal on the reference mix (real requests, never trained on).
     model = EncoderComplexityModel.from_document(document, encoder, ngram)
     reference = np.array([_raw(model, p) for p in data.reference])
-    document["standardise"] = {s: [_round(reference[:, i].mean()), _round(reference[:, i].std())]
+    # A signal with nothing to learn from (depth without MMLU) is constant: sd 1 keeps it 0.
+    document["standardise"] = {s: [_round(reference[:, i].mean()),
+                                   _round(reference[:, i].std() or 1.0)]
                                for i, s in enumerate(SIGNALS)}
     model = EncoderComplexityModel.from_document(document, encoder, ngram)
     document["calibration"] = _calibrate(model, data, weighted, config)
