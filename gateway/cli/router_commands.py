@@ -139,3 +139,140 @@ def evaluate(outcomes_path: Path, router_dir: Path) -> None:
         low, high = apgr_interval(scores, weak, strong, BOOTSTRAP_DRAWS)
         click.echo(f"{name:8} {report.apgr:6.3f}  [{low:.3f}, {high:.3f}]"
                    f"  {report.calls_to_95:12.1%}  {report.cost_saved:10.1%}")
+
+
+@router.command("calibrate")
+@click.option("--prompts", "prompts_path", default=None,
+              type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help='JSON lines {"prompt"} or {"messages": [...]}: traffic to calibrate on')
+@click.option("--from-audit", is_flag=True,
+              help="calibrate on recorded traffic: each audit row's p_strong and tokens")
+@click.option("--tenant", default=None, help="with --from-audit: one tenant (name or id)")
+@click.option("--since", default="7d", show_default=True,
+              help=f"with --from-audit: rows since then ({SYNTAX})")
+@click.option("--database-url", default=None,
+              help="with --from-audit: default GATEWAY_DATABASE_URL (or the embedded file)")
+@click.option("--router", "router_dir", default=None,
+              type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="with --prompts: score with this fitted router instead of the shipped model")
+@click.option("--shares", default="10,20,30,40,50", show_default=True,
+              help="wanted shares of strong calls, in per cent")
+@click.option("--output-tokens", default=256, show_default=True, type=click.IntRange(0),
+              help="with --prompts: the reply length assumed for each prompt")
+@click.option("--weak-usd-per-mtok", default=WEAK_USD_PER_MTOK, show_default=True,
+              type=click.FloatRange(0))
+@click.option("--strong-usd-per-mtok", default=STRONG_USD_PER_MTOK, show_default=True,
+              type=click.FloatRange(0))
+def calibrate(prompts_path: Path | None, from_audit: bool, tenant: str | None, since: str,
+              database_url: str | None, router_dir: Path | None, shares: str,
+              output_tokens: int, weak_usd_per_mtok: float,
+              strong_usd_per_mtok: float) -> None:
+    """For each wanted share of strong-model calls, the p_strong threshold that sends it
+    (use it as `when: {p_strong: {gte: T}}`) and the cost of the traffic routed so, against
+    sending all of it to the strong model. Prompt tokens from --prompts are estimated at
+    four characters each; recorded traffic brings its own counts."""
+    from gateway.tools.router_calibration import Prices
+    from gateway.tools.router_calibration import calibrate as run_calibration
+
+    if (prompts_path is None) == (not from_audit):
+        raise click.UsageError("give either --prompts FILE or --from-audit")
+    try:
+        wanted = tuple(float(s) / 100 for s in shares.split(","))
+    except ValueError:
+        raise click.BadParameter("per cent values separated by commas, e.g. 10,20,30",
+                                 param_hint="--shares") from None
+    if not wanted or not all(0 < s <= 1 for s in wanted):
+        raise click.BadParameter("each share must be above 0 and at most 100",
+                                 param_hint="--shares")
+    if from_audit:
+        p, tokens, source = _recorded(tenant, instant(since, end=False, param="since"),
+                                      database_url)
+    else:
+        assert prompts_path is not None
+        p, tokens, source = _scored(prompts_path, router_dir, output_tokens)
+    if not p:
+        raise click.ClickException(f"no requests with a p_strong in {source}")
+    rows = run_calibration(p, tokens, Prices(weak_usd_per_mtok, strong_usd_per_mtok), wanted)
+    click.echo(f"{len(p)} requests from {source}; prices ${weak_usd_per_mtok}/M weak,"
+               f" ${strong_usd_per_mtok}/M strong")
+    click.echo(f"{'share':>6} {'p_strong >=':>12} {'strong calls':>13} {'cost':>12}"
+               f" {'saved':>7}")
+    for row in rows:
+        click.echo(f"{row.share:6.0%} {row.threshold:12.4f} {row.strong_calls:13,}"
+                   f" {'$' + format(row.cost_usd, ',.4f'):>12} {row.saved:7.1%}")
+
+
+def _scored(path: Path, router_dir: Path | None,
+            output_tokens: int) -> tuple[list[float], list[int], str]:
+    import orjson
+
+    from gateway.classify.complexity_encoder import EncoderModelError
+    from gateway.classify.router_model import RouterModel, RouterModelError
+    from gateway.classify.standard import load_complexity
+    from gateway.settings import Settings
+
+    settings = Settings()
+    try:
+        model = (RouterModel.load(router_dir) if router_dir is not None
+                 else load_complexity(settings.complexity_model, settings.encoder_table))
+    except (RouterModelError, EncoderModelError) as exc:
+        raise click.ClickException(str(exc)) from None
+    p: list[float] = []
+    tokens: list[int] = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise click.ClickException(f"{path}:{number}: not JSON ({exc})") from None
+            text = _prompt_text(item)
+            if text is None:
+                raise click.ClickException(f'{path}:{number}: needs "prompt" (a string) or'
+                                           ' "messages" (a list of {"role", "content"})')
+            p.append(model.p_strong(text))
+            tokens.append(max(1, len(text) // CHARS_PER_TOKEN) + output_tokens)
+    return p, tokens, str(path)
+
+
+def _prompt_text(item: object) -> str | None:
+    if not isinstance(item, dict):
+        return None
+    if isinstance(item.get("prompt"), str):
+        return str(item["prompt"])
+    messages = item.get("messages")
+    if isinstance(messages, list) and all(isinstance(m, dict) for m in messages):
+        users = [m.get("content") for m in messages if m.get("role") == "user"]
+        if users and isinstance(users[-1], str):
+            return str(users[-1])  # the question being asked, as the gateway scores it
+    return None
+
+
+def _recorded(tenant: str | None, since: datetime,
+              database_url: str | None) -> tuple[list[float], list[int], str]:
+    from datetime import UTC
+
+    from gateway.audit.reading import AuditRange, stream_pages
+    from gateway.cli.database import Database, run_with_database
+
+    async def read(db: Database) -> tuple[list[float], list[int]]:
+        tenant_id = None
+        if tenant is not None:
+            row = await db.tenants.get_tenant(tenant)
+            tenant_id = row.id if row else tenant
+        span = AuditRange(since, datetime.now(UTC), tenant_id)
+        p: list[float] = []
+        tokens: list[int] = []
+        columns = ("p_strong", "prompt_tokens", "completion_tokens")
+        async for page in stream_pages(db.engine, span, columns=columns):
+            for row in page:
+                if row["p_strong"] is not None:
+                    p.append(float(row["p_strong"]))
+                    tokens.append(int(row["prompt_tokens"] or 0)
+                                  + int(row["completion_tokens"] or 0))
+        return p, tokens
+
+    p, tokens = run_with_database(read, database_url=database_url)
+    who = f"tenant {tenant}" if tenant else "all tenants"
+    return p, tokens, f"the audit log ({who}, since {since:%Y-%m-%d %H:%M} UTC)"
