@@ -22,26 +22,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from gateway.classify.complexity import ComplexityModel  # noqa: E402
-from gateway.classify.complexity_encoder import EncoderComplexityModel  # noqa: E402
-from gateway.classify.static_encoder import StaticEncoder  # noqa: E402
-from gateway.tools.complexity_encoder_train import (  # noqa: E402
+from gateway.classify.complexity import ComplexityModel
+from gateway.classify.complexity_encoder import EncoderComplexityModel
+from gateway.classify.static_encoder import StaticEncoder
+from gateway.tools.complexity_encoder_train import (
     EncoderTrainConfig,
     Judged,
     TrainingData,
     load_training_data,
     train_encoder_model,
 )
-from gateway.tools.complexity_train import Outcome, TrainConfig, train_model  # noqa: E402
-from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve  # noqa: E402
+from gateway.tools.complexity_train import Outcome, TrainConfig, train_model
+from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "training" / "task_types"
