@@ -5,7 +5,8 @@ on the rest, over several random splits.
         [--fit 1000] [--splits 10] [--draws 500]
 
 - `gsm8k` (the headline: 1,319 prompts, so 1,000 outcomes can be fitted on): the base
-  complexity model is retrained here on MMLU outcomes only (the shipped one saw GSM8K), then
+  complexity model (its n-gram part included) is retrained here without GSM8K's outcomes
+  (the shipped one saw them), then
   the router is fitted on `--fit` GSM8K outcomes and scored on the other prompts.
 - `arena`: the shipped complexity model never saw Arena-Bench outcomes; 292 prompts, so
   `--fit` is capped at 200 (the rest are scored).
@@ -26,7 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from gateway.classify.complexity import ComplexityModel
+from gateway.classify.complexity_encoder import EncoderComplexityModel
 from gateway.classify.router_model import RouterModel
+from gateway.tools.complexity_encoder_train import (
+    EncoderTrainConfig,
+    load_training_data,
+    train_encoder_model,
+)
 from gateway.tools.complexity_train import TrainConfig, load_outcomes, train_model
 from gateway.tools.router_fit import JudgedPrompt, fit_router
 from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
@@ -43,12 +50,16 @@ def judged_prompts(data: Path, dataset: str) -> list[JudgedPrompt]:
             for o in load_outcomes(data) if o.benchmark == dataset]
 
 
-def base_model(data: Path, dataset: str) -> ComplexityModel:
+def base_model(data: Path, dataset: str) -> EncoderComplexityModel:
     """A complexity model that never saw `dataset`'s outcomes."""
     if dataset == "arena":
-        return ComplexityModel.load()
+        return EncoderComplexityModel.load()
     others = [o for o in load_outcomes(data) if o.benchmark != dataset]
-    return ComplexityModel.from_document(train_model(others, TrainConfig()))
+    ngram = ComplexityModel.from_document(train_model(others, TrainConfig()))
+    prompts = Path(__file__).resolve().parents[1] / "training" / "task_types"
+    training = load_training_data(data, prompts).without(dataset)
+    return EncoderComplexityModel.from_document(
+        train_encoder_model(training, EncoderTrainConfig(), ngram=ngram), ngram=ngram)
 
 
 def calibration_error(p: np.ndarray, won: np.ndarray, bins: int = 10) -> float:

@@ -117,8 +117,14 @@ class EncoderComplexityModel:
     def encoder_digest(self) -> str:
         return self._encoder.info.digest
 
-    def signals(self, text: str) -> Signals:
-        vector = self._encoder.encode(text)
+    def vector(self, text: str) -> np.ndarray:
+        """The prompt's encoder vector, with this model's token weights (fitted routers read
+        it as 256 more inputs)."""
+        return self._encoder.encode(text)
+
+    def signals(self, text: str, vector: np.ndarray | None = None) -> Signals:
+        if vector is None:
+            vector = self._encoder.encode(text)
         features = extract_features(text)
         contrast = float(self._contrast @ vector)
         for name, value in features.dense.items():
@@ -136,7 +142,9 @@ class EncoderComplexityModel:
 
     def score(self, text: str) -> float:
         """z: the weighted sum of standardised signals (ranks as p_strong does)."""
-        signals = self.signals(text)
+        return self.combine(self.signals(text))
+
+    def combine(self, signals: Signals) -> float:
         weights = self._combine[signals.fmt]
         return sum(w * v for w, v in zip(weights, self.standardised(signals), strict=True))
 

@@ -1,7 +1,8 @@
 """A router fitted to one organisation's outcomes (`gateway router fit`): the shipped
 complexity score and task type's log-probabilities (the starting point), adjusted by weights
-on the prompt's dense measurements and words learned from that organisation's judged
-prompts. Numpy-free, sklearn-free inference."""
+on the complexity model's three signals, the prompt's encoder vector, its dense measurements
+and words, learned from that organisation's judged prompts. The router records the encoder
+table it was fitted against and is refused beside another."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gateway.classify.complexity import ComplexityModel, classify
+from gateway.classify.complexity import classify
+from gateway.classify.complexity_encoder import SIGNALS, EncoderComplexityModel
 from gateway.classify.complexity_features import FEATURIZER_VERSION, extract_features
 from gateway.classify.model_files import read_document
 from gateway.classify.task_type import TaskModel
 from gateway.types import TASK_TYPES, Complexity
 
 ROUTER_FILE = "router.json"
-ROUTER_FORMAT = "gateway-router-stacked/2"
-COMPLEXITY_INPUT = "complexity_score"  # the shipped complexity model's linear score
+ROUTER_FORMAT = "gateway-router-stacked/3"
+COMPLEXITY_INPUT = "complexity_score"  # the shipped complexity model's z
+SIGNAL_INPUTS = tuple(f"signal:{s}" for s in SIGNALS)  # its three standardised signals
 TASK_INPUTS = tuple(f"task:{t}" for t in TASK_TYPES)  # log p of each task type
 
 
@@ -25,12 +28,16 @@ class RouterModelError(ValueError):
     """The router directory is missing its file, or the file is malformed or out of date."""
 
 
-def router_inputs(text: str, complexity: ComplexityModel, tasks: TaskModel,
+def router_inputs(text: str, complexity: EncoderComplexityModel, tasks: TaskModel,
                   ) -> tuple[dict[str, float], frozenset[str] | set[str]]:
     """The named values the dense weights multiply, and the prompt's n-grams (one
-    featurization shared by the shipped models and the router)."""
+    featurization and one encoding shared by the shipped models and the router)."""
     features = extract_features(text)
-    values = {COMPLEXITY_INPUT: complexity.score(text)}
+    vector = complexity.vector(text)
+    signals = complexity.signals(text, vector)
+    values = {COMPLEXITY_INPUT: complexity.combine(signals)}
+    values.update(zip(SIGNAL_INPUTS, complexity.standardised(signals), strict=True))
+    values.update((f"enc:{i}", float(v)) for i, v in enumerate(vector))
     for name, p in zip(TASK_INPUTS, tasks.probabilities(features), strict=True):
         values[name] = math.log(max(p, 1e-6))
     values.update(features.dense)
@@ -43,7 +50,8 @@ class RouterModel:
     __slots__ = ("_complexity", "_dense", "_intercept", "_ngrams", "_tasks", "thresholds")
 
     def __init__(self, intercept: float, dense: dict[str, float], ngrams: dict[str, float],
-                 thresholds: tuple[float, float], complexity: ComplexityModel | None = None,
+                 thresholds: tuple[float, float],
+                 complexity: EncoderComplexityModel | None = None,
                  tasks: TaskModel | None = None) -> None:
         self._intercept = intercept
         self._dense = dense
@@ -51,7 +59,7 @@ class RouterModel:
         self.thresholds = thresholds
         # The shipped models unless told otherwise (benchmarks pass ones trained without the
         # data set they evaluate on).
-        self._complexity = complexity or ComplexityModel.load()
+        self._complexity = complexity or EncoderComplexityModel.load()
         self._tasks = tasks or TaskModel.load()
 
     @classmethod
@@ -62,7 +70,8 @@ class RouterModel:
         return cls.from_document(document)
 
     @classmethod
-    def from_document(cls, document: dict[str, Any], complexity: ComplexityModel | None = None,
+    def from_document(cls, document: dict[str, Any],
+                      complexity: EncoderComplexityModel | None = None,
                       tasks: TaskModel | None = None) -> RouterModel:
         if not isinstance(document, dict) or document.get("format") != ROUTER_FORMAT:
             found = document.get("format") if isinstance(document, dict) else None
@@ -80,6 +89,13 @@ class RouterModel:
             raise RouterModelError(f"malformed router: {exc!r}") from exc
         if not all(math.isfinite(w) for w in (intercept, *dense.values(), *ngrams.values())):
             raise RouterModelError("malformed router: a weight is not finite")
+        complexity = complexity or EncoderComplexityModel.load()
+        fitted = document.get("encoder")
+        if not isinstance(fitted, dict) or fitted.get("digest") != complexity.encoder_digest:
+            name = fitted.get("name") if isinstance(fitted, dict) else None
+            raise RouterModelError(
+                f"the router was fitted against encoder table {name!r}, not the table in use"
+                f" ({complexity.encoder_digest[:12]}): fit it again with `gateway router fit`")
         return cls(intercept, dense, ngrams, (low, high), complexity, tasks)
 
     def score(self, text: str) -> float:

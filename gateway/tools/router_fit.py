@@ -16,7 +16,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from gateway.classify.complexity import ComplexityModel
+from gateway.classify.complexity_encoder import EncoderComplexityModel
 from gateway.classify.complexity_features import FEATURIZER_VERSION
 from gateway.classify.router_model import (
     COMPLEXITY_INPUT,
@@ -67,7 +67,8 @@ def load_outcomes_file(path: Path) -> list[JudgedPrompt]:
         return read_outcomes(lines, str(path))
 
 
-def fit_router(outcomes: Sequence[JudgedPrompt], complexity: ComplexityModel | None = None,
+def fit_router(outcomes: Sequence[JudgedPrompt],
+               complexity: EncoderComplexityModel | None = None,
                tasks: TaskModel | None = None) -> dict[str, Any]:
     """The router document: a calibrated logistic regression of "the strong model scored
     higher" that starts from the shipped models' scores and adapts to these outcomes.
@@ -81,7 +82,7 @@ def fit_router(outcomes: Sequence[JudgedPrompt], complexity: ComplexityModel | N
     won = np.array([o.strong_score > o.weak_score for o in outcomes], dtype=int)
     if won.min() == won.max():
         raise OutcomesError("the strong model won every prompt or none: nothing to learn")
-    complexity = complexity or ComplexityModel.load()
+    complexity = complexity or EncoderComplexityModel.load()
     tasks = tasks or TaskModel.load()
     design = _design(outcomes, complexity, tasks)
     penalty, oof = _choose_penalty(design, won)
@@ -95,6 +96,8 @@ def fit_router(outcomes: Sequence[JudgedPrompt], complexity: ComplexityModel | N
     return {
         "format": ROUTER_FORMAT,
         "featurizer_version": FEATURIZER_VERSION,
+        # Fitted on this table's vectors: refused beside another (router_model.py).
+        "encoder": dict(complexity.document["encoder"]),
         "description": "p_strong = sigmoid(intercept + sum(dense[k] * input[k]) + sum(ngrams[g]"
                        " for g present)); inputs from gateway/classify/router_model.py",
         "intercept": round(intercept, 6),
@@ -133,7 +136,7 @@ class _Design:
         return dense, ngrams, intercept
 
 
-def _design(outcomes: Sequence[JudgedPrompt], complexity: ComplexityModel,
+def _design(outcomes: Sequence[JudgedPrompt], complexity: EncoderComplexityModel,
             tasks: TaskModel) -> _Design:
     inputs = [router_inputs(o.prompt, complexity, tasks) for o in outcomes]
     dense_names = sorted({name for values, _ in inputs for name in values})

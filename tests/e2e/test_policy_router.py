@@ -15,8 +15,10 @@ import pytest
 
 from gateway.app import create_app
 from gateway.classify.complexity_features import FEATURIZER_VERSION
+from gateway.classify.router_model import ROUTER_FORMAT
 from gateway.settings import Settings
 from tests.e2e.conftest import Gateway, create_key, route_of, sim_backend
+from tests.support.routers import shipped_encoder
 from tests.support.servers import serve
 
 QUESTION = "What is the capital of France?"
@@ -26,8 +28,9 @@ def write_router(directory: Path, log_odds: float) -> None:
     """A router that gives every prompt the same p_strong (a constant score: only the
     intercept), with thresholds that make a positive score "high" and a negative one "low"."""
     directory.mkdir(parents=True, exist_ok=True)
-    document = {"format": "gateway-router-stacked/2", "featurizer_version": FEATURIZER_VERSION,
-                "intercept": log_odds, "dense": {}, "ngrams": {}, "thresholds": [0.4, 0.6]}
+    document = {"format": ROUTER_FORMAT, "featurizer_version": FEATURIZER_VERSION,
+                "intercept": log_odds, "dense": {}, "ngrams": {}, "thresholds": [0.4, 0.6],
+                "encoder": shipped_encoder()}
     (directory / "router.json").write_text(json.dumps(document), encoding="utf-8")
 
 

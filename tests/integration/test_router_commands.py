@@ -16,6 +16,7 @@ from gateway.classify.router_model import RouterModel, RouterModelError
 from gateway.cli.main import cli
 from gateway.tools.router_fit import JudgedPrompt, fit_router
 from gateway.tools.routing_metrics import apgr, routing_curve
+from tests.support.routers import shipped_encoder
 
 LANGUAGES = ["Python", "Rust", "Go", "Java", "C++", "TypeScript"]
 JOBS = ["parses a CSV file", "merges two sorted lists", "retries HTTP calls with backoff",
@@ -57,7 +58,8 @@ def test_a_fitted_router_ranks_unseen_prompts_where_the_strong_model_wins(
     assert fitted.exit_code == 0, fitted.output
     assert "fitted on 36 outcomes (strong model better on 18)" in fitted.output
     document = json.loads((tmp_path / "router" / "router.json").read_text())
-    assert document["format"] == "gateway-router-stacked/2"
+    assert document["format"] == "gateway-router-stacked/3"
+    assert document["encoder"] == shipped_encoder()  # what it was fitted against
     assert "complexity_score" in document["dense"] and document["training"]["outcomes"] == 36
 
     evaluated = runner.invoke(cli, ["router", "eval", "--outcomes",
@@ -121,7 +123,8 @@ def test_a_router_file_from_another_version_is_refused(tmp_path: Path) -> None:
                            float(r["strong_score"])) for r in outcomes(0)]  # type: ignore[arg-type]
     document = fit_router(judged)
     RouterModel.from_document(document)  # as fitted: accepted
-    for change in ({"format": "gateway-router-stacked/1"}, {"featurizer_version": -1},
+    for change in ({"format": "gateway-router-stacked/2"}, {"featurizer_version": -1},
+                   {"encoder": {"name": "other", "digest": "0" * 64}},
                    {"dense": [1.0]}, {"ngrams": {"word": "heavy"}}, {"intercept": "nan"},
                    {"thresholds": [0.1]}):
         with pytest.raises(RouterModelError):

@@ -68,15 +68,18 @@ def test_explain_scores_with_the_router_the_request_path_would_use(tmp_path: Pat
     import json
 
     from gateway.classify.complexity_features import FEATURIZER_VERSION
+    from gateway.classify.router_model import ROUTER_FORMAT
     from gateway.classify.standard import standard_classifier
     from gateway.tools.explain import explain
     from gateway.types import Endpoint, RouteRequest, TenantContext
+    from tests.support.routers import shipped_encoder
 
     tenant, group = routers(tmp_path)
     for directory, log_odds in ((tenant, 9.0), (group, -9.0)):
         (directory / "router.json").write_text(json.dumps({
-            "format": "gateway-router-stacked/2", "featurizer_version": FEATURIZER_VERSION,
-            "intercept": log_odds, "dense": {}, "ngrams": {}, "thresholds": [0.4, 0.6]}))
+            "format": ROUTER_FORMAT, "featurizer_version": FEATURIZER_VERSION,
+            "intercept": log_odds, "dense": {}, "ngrams": {}, "thresholds": [0.4, 0.6],
+            "encoder": shipped_encoder()}))
     policy = parse_policy(POLICY.format(tenant=tenant, group=group))
     classifier = standard_classifier()
 
