@@ -103,8 +103,12 @@ class TaskData:
     arena_hard_v2_authors_of_blind: list[str] = field(default_factory=list)
 
 
-def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
-    """Every labelled prompt, with MMLU/GSM8K sampled (seeded) into train and rest."""
+def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig,
+                   evaluation_dir: Path | None = None) -> TaskData:
+    """Every labelled prompt, with MMLU/GSM8K sampled (seeded) into train and rest.
+    `evaluation_dir`: where MT-Bench's questions live, outside the training folder (default:
+    the repository's evaluation/ beside training/)."""
+    evaluation_dir = evaluation_dir or labels_dir.parent.parent / "evaluation"
     authored = [Labelled("authored", row["prompt"], row["task"])
                 for name in AUTHORED_FILES for row in _read_jsonl(labels_dir / name)]
     authored += [Labelled(source, row["prompt"], row["task"]) for name, source in PUBLIC_FILES
@@ -136,7 +140,7 @@ def load_task_data(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -
     blind_agreed = _agreed(arena_hard_v2, "blind_task", "blind_task_second")
     data = TaskData(
         authored, train, rest, arena,
-        mt_bench=_evaluation_set(labels_dir / MT_BENCH_FILE, "mt_bench"),
+        mt_bench=_evaluation_set(evaluation_dir / MT_BENCH_FILE, "mt_bench"),
         vicuna=_evaluation_set(labels_dir / VICUNA_FILE, "vicuna_bench"),
         user_oriented=_labelled(user_oriented, "user_oriented"),
         user_oriented_agreed=_labelled(_agreed(user_oriented, "task", "task_second"),

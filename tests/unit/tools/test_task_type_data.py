@@ -25,6 +25,7 @@ from gateway.tools.task_type_train import (
 from gateway.types import TASK_TYPES
 
 LABELS = Path(__file__).parents[3] / "training" / "task_types"
+EVALUATION = Path(__file__).parents[3] / "evaluation"  # MT-Bench: sealed-check material
 SHARED_DATA = Path(__file__).parents[4] / "shared" / "data"
 HELD_OUT = (MT_BENCH_FILE, VICUNA_FILE, USER_ORIENTED_FILE, ARENA_HARD_V2_FILE)
 
@@ -65,15 +66,16 @@ def test_evaluation_sets_are_read_when_present_and_empty_when_not(tmp_path: Path
 
     _write(labels / VICUNA_FILE, [{"question_id": 61, "category": "coding",
                                    "prompt": "Implement a queue.", "task": "code"}])
-    _write(labels / MT_BENCH_FILE, [{"question_id": 81, "category": "writing",
-                                     "prompt": "Compose a blog post.", "task": "writing"}])
+    _write(tmp_path / "evaluation" / MT_BENCH_FILE, [
+        {"question_id": 81, "category": "writing", "prompt": "Compose a blog post.",
+         "task": "writing"}])
     _write(labels / USER_ORIENTED_FILE, [
         {"id": "u1", "prompt": "Fix the grammar: me go home", "task": "writing",
          "task_second": "writing"},
         {"id": "u2", "prompt": "Is this review positive? Great!", "task": "extraction",
          "task_second": "knowledge"},
     ])
-    all_sets = load_task_data(labels, data, config)
+    all_sets = load_task_data(labels, data, config, evaluation_dir=tmp_path / "evaluation")
     assert [(r.source, r.task) for r in all_sets.vicuna] == [("vicuna_bench", "code")]
     assert [(r.source, r.task) for r in all_sets.mt_bench] == [("mt_bench", "writing")]
     # The first pass is scored whole; the agreed rows are the ones both passes labelled alike.
@@ -128,7 +130,13 @@ def _normalised(text: str) -> str:
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (LABELS / name).read_text("utf-8").split("\n") if line]
+    folder = EVALUATION if name == MT_BENCH_FILE else LABELS
+    return [json.loads(line) for line in (folder / name).read_text("utf-8").split("\n") if line]
+
+
+def test_mt_bench_stays_out_of_the_training_folder() -> None:
+    assert not (LABELS / MT_BENCH_FILE).exists()
+    assert (EVALUATION / MT_BENCH_FILE).is_file()
 
 
 def test_the_shipped_labels_are_in_the_taxonomy_and_the_test_sets_never_trained_on() -> None:
