@@ -12,9 +12,9 @@ twice: a first sight of the text, and the same text again (chat clients resend h
 and exact counts are cached per text). `--presidio` adds the optional Presidio second
 opinion, in its own two worker processes as the gateway runs it (GATEWAY_PRESIDIO=true).
 `--models` times only the two prompt models on the question text the profiler gives them
-(complexity alone, then complexity + task type as the profiler calls them, sharing one
-featurization): target task + complexity ≤ 0.15 ms p50 at 2K tokens; `--router DIR` adds a
-fitted router (`gateway router fit`) in the complexity model's place.
+(the previous n-gram complexity model as a reference, the shipped one alone, then
+complexity + task type as the profiler calls them, sharing one featurization); `--router
+DIR` adds a fitted router (`gateway router fit`) in the complexity model's place.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from gateway.classify.complexity import ComplexityModel
+from gateway.classify.complexity_encoder import EncoderComplexityModel
 from gateway.classify.presidio import PresidioFinder, presidio_config
 from gateway.classify.profiler import question_text
 from gateway.classify.router_model import RouterModel
@@ -104,8 +105,11 @@ def measure_models(calls: int, sizes: tuple[int, ...], router_dir: Path | None =
     """The complexity and task models alone, on fresh prompts (no feature reuse between
     prompts: each text is new, as each request's is); with `router_dir`, also a fitted router
     in place of the complexity model, as a policy's `router:` runs it."""
-    complexity, task = ComplexityModel.load(), TaskModel.load()
-    scorer = {"complexity": complexity, "complexity+task": complexity}
+    complexity, task = EncoderComplexityModel.load(), TaskModel.load()
+    # The previous shipped model (n-grams only) is the same-run reference.
+    scorer: dict[str, ComplexityModel | EncoderComplexityModel | RouterModel] = {
+        "n-gram (previous)": ComplexityModel.load(), "complexity": complexity,
+        "complexity+task": complexity}
     if router_dir is not None:
         scorer["router+task"] = RouterModel.load(router_dir)
     base = corpus()
@@ -119,7 +123,7 @@ def measure_models(calls: int, sizes: tuple[int, ...], router_dir: Path | None =
                 question = question_text(Endpoint.COMPLETIONS, {"prompt": text + " "})
                 start = time.perf_counter()
                 model.p_strong(question)
-                if label != "complexity":
+                if label.endswith("+task"):
                     task.assess(question)
                 samples.append((time.perf_counter() - start) * 1000)
             rows.append((size, label, statistics.median(samples), p99(samples)))

@@ -137,3 +137,20 @@ def test_the_shipped_table_is_what_its_record_says() -> None:
     assert meta["source_sha256"] == (
         "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
     assert DEFAULT_TABLE_PATH.stat().st_size < 10_000_000  # the wheel budget
+
+
+MIXED = st.lists(st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=20),
+    st.sampled_from(["café", "naïve", "’", "“quoted”", "—", "…", "数学", "证明题", "🚀",
+                     "доказательство", "Ünïcödé", "\u00a0", "\u3000", "\x85", "\u2028",
+                     "ﬁ", "Å", "١٢٣", "[UNK]", " ", "\n"])), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(MIXED)
+def test_mixed_scripts_give_the_library_ids(text: str) -> None:
+    library = Tokenizer.from_file(str(TOKENIZER_PATH))
+    library.no_padding()
+    library.no_truncation()
+    assert StaticEncoder.load()._tokenizer.ids(text) == library.encode(
+        text, add_special_tokens=False).ids
