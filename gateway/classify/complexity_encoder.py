@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,12 +26,26 @@ from gateway.classify.complexity import ComplexityModel, classify
 from gateway.classify.complexity_features import FORMATS, extract_features
 from gateway.classify.encoder_paths import DEFAULT_COMPLEXITY_PATH
 from gateway.classify.model_files import check_featurizer, read_document
-from gateway.classify.static_encoder import EncoderTableError, StaticEncoder
+from gateway.classify.static_encoder import EncoderInfo, EncoderTableError, StaticEncoder
 from gateway.types import Complexity
 
 DEFAULT_MODEL_PATH = DEFAULT_COMPLEXITY_PATH
 MODEL_FORMAT = "gateway-complexity-encoder/1"
 SIGNALS = ("depth", "contrast", "ngram")
+
+
+class SentenceEncoder(Protocol):
+    """A prompt → unit vector: the static table (shipped) or the full MiniLM (accurate mode)."""
+
+    @property
+    def info(self) -> EncoderInfo: ...
+
+    @property
+    def dims(self) -> int: ...
+
+    def encode(self, text: str) -> np.ndarray: ...
+
+    def encode_many(self, texts: list[str]) -> np.ndarray: ...
 
 
 class EncoderModelError(ValueError):
@@ -57,7 +71,7 @@ class EncoderComplexityModel:
     __slots__ = ("_calibration", "_combine", "_contrast", "_dense", "_depth", "_encoder",
                  "_ngram", "_scale", "document", "thresholds")
 
-    def __init__(self, document: dict[str, Any], encoder: StaticEncoder,
+    def __init__(self, document: dict[str, Any], encoder: SentenceEncoder,
                  ngram: ComplexityModel) -> None:
         try:
             self._depth = _vector(document["depth"]["weights"], encoder.dims)
@@ -71,7 +85,7 @@ class EncoderComplexityModel:
             self._calibration = (float(document["calibration"]["slope"]),
                                  float(document["calibration"]["intercept"]))
             low, high = (float(t) for t in document["thresholds"])
-            weights = _token_weights(document["token_weights"], encoder.vocab_size)
+            weighted = _weighted(encoder, document.get("token_weights"))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise EncoderModelError(f"malformed complexity model: {exc!r}") from exc
         numbers = [*biases, *(v for pair in self._scale.values() for v in pair),
@@ -79,13 +93,13 @@ class EncoderComplexityModel:
                    *self._dense.values(), low, high]
         if not all(map(math.isfinite, numbers)) or min(sd for _, sd in self._scale.values()) <= 0:
             raise EncoderModelError("malformed complexity model: a number is not finite")
-        self._encoder = encoder.with_token_weights(weights)
+        self._encoder = weighted
         self._ngram = ngram
         self.thresholds = (low, high)
         self.document = document
 
     @classmethod
-    def load(cls, path: Path | None = None, encoder: StaticEncoder | None = None,
+    def load(cls, path: Path | None = None, encoder: SentenceEncoder | None = None,
              ngram: ComplexityModel | None = None) -> EncoderComplexityModel:
         """The shipped model (read once per process), or the one at `path`."""
         if path is None and encoder is None and ngram is None:
@@ -93,17 +107,18 @@ class EncoderComplexityModel:
         return _load(path or DEFAULT_MODEL_PATH, encoder, ngram)
 
     @classmethod
-    def from_document(cls, document: Any, encoder: StaticEncoder | None = None,
+    def from_document(cls, document: Any, encoder: SentenceEncoder | None = None,
                       ngram: ComplexityModel | None = None) -> EncoderComplexityModel:
         if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
             found = document.get("format") if isinstance(document, dict) else None
             raise EncoderModelError(f"unknown complexity model format {found!r}")
         check_featurizer(document, "complexity model", EncoderModelError,
                          "gateway classifier train-complexity")
-        try:
-            encoder = encoder or StaticEncoder.load()
-        except EncoderTableError as exc:
-            raise EncoderModelError(str(exc)) from exc
+        if encoder is None:
+            try:
+                encoder = StaticEncoder.load()
+            except EncoderTableError as exc:
+                raise EncoderModelError(str(exc)) from exc
         wanted = document.get("encoder", {})
         if not isinstance(wanted, dict) or wanted.get("digest") != encoder.info.digest:
             raise EncoderModelError(
@@ -116,6 +131,10 @@ class EncoderComplexityModel:
     @property
     def encoder_digest(self) -> str:
         return self._encoder.info.digest
+
+    def p_strong_of(self, text: str, vector: np.ndarray) -> float:
+        """p_strong given the prompt's vector, computed elsewhere (the accurate mode's pool)."""
+        return self._calibrated(self.combine(self.signals(text, vector)))
 
     def vector(self, text: str) -> np.ndarray:
         """The prompt's encoder vector, with this model's token weights (fitted routers read
@@ -149,8 +168,11 @@ class EncoderComplexityModel:
         return sum(w * v for w, v in zip(weights, self.standardised(signals), strict=True))
 
     def p_strong(self, text: str) -> float:
+        return self._calibrated(self.score(text))
+
+    def _calibrated(self, z: float) -> float:
         slope, intercept = self._calibration
-        x = slope * self.score(text) + intercept
+        x = slope * z + intercept
         if x >= 0:  # split by sign so exp never overflows
             return 1.0 / (1.0 + math.exp(-x))
         e = math.exp(x)
@@ -166,6 +188,16 @@ def encode_token_weights(weights: np.ndarray) -> dict[str, str]:
     raw = weights.astype("<f2").tobytes()
     return {"dtype": "float16", "base64": base64.b64encode(raw).decode("ascii"),
             "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def _weighted(encoder: SentenceEncoder, entry: dict[str, str] | None) -> SentenceEncoder:
+    """The encoder with the model's token weights (static tables only: a model over the full
+    encoder has none)."""
+    if entry is None:
+        return encoder
+    if not isinstance(encoder, StaticEncoder):
+        raise ValueError("token weights need the static encoder table")
+    return encoder.with_token_weights(_token_weights(entry, encoder.vocab_size))
 
 
 def _token_weights(entry: dict[str, str], vocab_size: int) -> np.ndarray:
@@ -185,7 +217,7 @@ def _vector(values: list[float], dims: int) -> np.ndarray:
     return vector
 
 
-def _load(path: Path, encoder: StaticEncoder | None,
+def _load(path: Path, encoder: SentenceEncoder | None,
           ngram: ComplexityModel | None) -> EncoderComplexityModel:
     document = read_document(path, "complexity model", EncoderModelError)
     return EncoderComplexityModel.from_document(document, encoder, ngram)

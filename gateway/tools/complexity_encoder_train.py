@@ -24,6 +24,7 @@ from gateway.classify.complexity_encoder import (
     MODEL_FORMAT,
     SIGNALS,
     EncoderComplexityModel,
+    SentenceEncoder,
     encode_token_weights,
 )
 from gateway.classify.complexity_features import FORMATS, MCQ, extract_features
@@ -122,13 +123,19 @@ def token_weights(encoder: StaticEncoder, corpus: Sequence[str], sif: float) -> 
 
 
 def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
-                        encoder: StaticEncoder | None = None,
+                        encoder: SentenceEncoder | None = None,
                         ngram: ComplexityModel | None = None) -> dict[str, Any]:
-    """Fit every part and export; returns the JSON document the model loads."""
+    """Fit every part and export; returns the JSON document the model loads. The static
+    table gets token weights (its mean would otherwise be the common words'); the full
+    encoder pools with its own attention and gets none."""
     encoder = encoder or StaticEncoder.load()
     ngram = ngram or ComplexityModel.load()
-    weights = token_weights(encoder, data.corpus(), config.sif).astype(np.float16)
-    weighted = encoder.with_token_weights(weights.astype(np.float32))
+    weighted: SentenceEncoder = encoder
+    token_entry = None
+    if isinstance(encoder, StaticEncoder):
+        weights = token_weights(encoder, data.corpus(), config.sif).astype(np.float16)
+        weighted = encoder.with_token_weights(weights.astype(np.float32))
+        token_entry = encode_token_weights(weights)
     depth = _fit_depth(weighted, [o for o in data.outcomes if o.dataset == "mmlu"], config)
     contrast = _fit_contrast(weighted, data.hard, data.ordinary, config)
     document: dict[str, Any] = {
@@ -136,7 +143,7 @@ def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
         "description": __doc__.split("\n\n")[0] if __doc__ else "",
         "featurizer": FEATURIZER,
         "encoder": {"name": encoder.info.name, "digest": encoder.info.digest},
-        "token_weights": encode_token_weights(weights),
+        "token_weights": token_entry,
         "depth": depth,
         "contrast": contrast,
         "standardise": {s: [0.0, 1.0] for s in SIGNALS},
@@ -172,7 +179,7 @@ def _raw(model: EncoderComplexityModel, text: str) -> tuple[float, float, float]
     return s.depth, s.contrast, s.ngram
 
 
-def _fit_depth(encoder: StaticEncoder, mmlu: Sequence[Judged],
+def _fit_depth(encoder: SentenceEncoder, mmlu: Sequence[Judged],
                config: EncoderTrainConfig) -> dict[str, Any]:
     """Ridge from the question's stem (options cut off) to its subject's weak-model error
     rate: subject-level targets are far less noisy than one question's right or wrong."""
@@ -196,7 +203,7 @@ def _stem(prompt: str) -> str:
     return prompt[:cut] if cut > 0 else prompt
 
 
-def _contrast_rows(encoder: StaticEncoder, prompts: Sequence[str],
+def _contrast_rows(encoder: SentenceEncoder, prompts: Sequence[str],
                    names: Sequence[str]) -> np.ndarray:
     dense = [extract_features(p).dense for p in prompts]
     return np.hstack([encoder.encode_many(list(prompts)),
@@ -208,7 +215,7 @@ def _dense_names(prompts: Sequence[str], exclude: Sequence[str] = ()) -> list[st
                    if not n.startswith(tuple(exclude))})
 
 
-def _fit_contrast(encoder: StaticEncoder, hard: Sequence[str], ordinary: Sequence[str],
+def _fit_contrast(encoder: SentenceEncoder, hard: Sequence[str], ordinary: Sequence[str],
                   config: EncoderTrainConfig) -> dict[str, Any]:
     names = _dense_names([*hard, *ordinary], config.contrast_exclude)
     x = _contrast_rows(encoder, [*hard, *ordinary], names)
@@ -224,7 +231,7 @@ def _fit_contrast(encoder: StaticEncoder, hard: Sequence[str], ordinary: Sequenc
             "target": "Arena-Hard v0.1 (1) against ordinary requests (0), balanced"}
 
 
-def _calibrate(model: EncoderComplexityModel, data: TrainingData, encoder: StaticEncoder,
+def _calibrate(model: EncoderComplexityModel, data: TrainingData, encoder: SentenceEncoder,
                config: EncoderTrainConfig) -> dict[str, float]:
     """Platt scaling of z against "the strong model is needed", every source weighted alike:
     each outcome set (the strong model scored higher) and the hard/ordinary contrast, whose
@@ -252,7 +259,7 @@ def _calibrate(model: EncoderComplexityModel, data: TrainingData, encoder: Stati
     return {"slope": _round(slope), "intercept": _round(float(platt.intercept_[0]))}
 
 
-def _out_of_fold_z(model: EncoderComplexityModel, encoder: StaticEncoder,
+def _out_of_fold_z(model: EncoderComplexityModel, encoder: SentenceEncoder,
                    prompts: Sequence[str], labels: np.ndarray,
                    config: EncoderTrainConfig) -> np.ndarray:
     names = _dense_names(prompts, config.contrast_exclude)
@@ -275,7 +282,7 @@ def _out_of_fold_z(model: EncoderComplexityModel, encoder: StaticEncoder,
     return z
 
 
-def check_export(document: dict[str, Any], encoder: StaticEncoder, ngram: ComplexityModel,
+def check_export(document: dict[str, Any], encoder: SentenceEncoder, ngram: ComplexityModel,
                  prompts: Sequence[str], expected: np.ndarray) -> None:
     """The written file, re-read by the serving code, scores as the trainer did."""
     model = EncoderComplexityModel.from_document(json.loads(json.dumps(document)),
