@@ -22,6 +22,7 @@ from gateway.classify.router_model import (
     COMPLEXITY_INPUT,
     ROUTER_FILE,
     ROUTER_FORMAT,
+    SIGNAL_INPUTS,
     router_inputs,
 )
 from gateway.classify.task_type import TaskModel
@@ -32,6 +33,7 @@ MIN_OUTCOMES = 20
 PENALTIES = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 FOLDS = 5
 COMPLEXITY_BOOST = 10.0  # the shipped score's column ×10: its weight costs 100× less
+BOOSTED = frozenset((COMPLEXITY_INPUT, *SIGNAL_INPUTS))
 NGRAM_SCALE = 0.3  # n-gram presence ×0.3: words cost ~10× more than a dense input
 MIN_NGRAM_PROMPTS, MIN_NGRAM_SHARE = 5, 0.01  # an n-gram must be in this many prompts
 LOW_SHARE, HIGH_SHARE = 0.5, 0.2  # as the shipped model: ~50 % low, ~20 % high
@@ -143,7 +145,9 @@ def _design(outcomes: Sequence[JudgedPrompt], complexity: EncoderComplexityModel
     dense = np.array([[values.get(n, 0.0) for n in dense_names] for values, _ in inputs])
     mean, spread = dense.mean(axis=0), dense.std(axis=0)
     spread[spread < 1e-6] = 1.0  # constant up to rounding: its column stays ~0, its weight too
-    spread = spread / np.array([COMPLEXITY_BOOST if n == COMPLEXITY_INPUT else 1.0
+    # The shipped score and its three signals are cheap to keep or re-weigh (a traffic may
+    # want the n-gram signal more and the contrast less); everything else pays the penalty.
+    spread = spread / np.array([COMPLEXITY_BOOST if n in BOOSTED else 1.0
                                 for n in dense_names])
     seen: Counter[str] = Counter()
     for _, ngrams in inputs:
