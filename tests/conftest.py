@@ -21,6 +21,16 @@ def service_url(name: str) -> str:
     return url
 
 
+@pytest.fixture(autouse=True)
+def own_state_home(tmp_path_factory: pytest.TempPathFactory,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own per-user state home (gateway/state_home.py), as it had its own
+    ./.gateway when that was the default: tests never share, or touch the user's, state.
+    In the environment, so the gateway processes a test starts inherit it."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    monkeypatch.delenv("GATEWAY_HOME", raising=False)
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
     return service_url("GATEWAY_TEST_POSTGRES_URL")

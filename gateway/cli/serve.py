@@ -47,9 +47,11 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     from pydantic import ValidationError
 
     from gateway.classify.presidio import PresidioUnavailable, presidio_config
+    from gateway.cli import running
     from gateway.cli.connection_guard import GuardedHttpToolsProtocol
     from gateway.policy.loader import PolicyError, load_policy
     from gateway.settings import Settings
+    from gateway.state_home import resolve as state_home
 
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
@@ -108,6 +110,7 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
     # then, so a supervisor sees a clean stop rather than death by signal.
     signal.signal(signal.SIGTERM, _stopped)
+    running.record(state_home().path, host, port)  # for `gateway status`
     uvicorn.run(
         "gateway.app:create_app",
         factory=True,
@@ -127,9 +130,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
 
 
 def _demo_admin_key_file() -> Path:
-    from gateway.settings import DEFAULT_STATE_DIR
+    from gateway.state_home import resolve
 
-    return DEFAULT_STATE_DIR / DEMO_ADMIN_KEY_NAME
+    return resolve().path / DEMO_ADMIN_KEY_NAME
 
 
 def _demo_admin_key(settings: Settings) -> str:
