@@ -49,6 +49,7 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     from gateway.classify.presidio import PresidioUnavailable, presidio_config
     from gateway.cli import running
     from gateway.cli.connection_guard import GuardedHttpToolsProtocol
+    from gateway.cli.preflight import check_port, check_services
     from gateway.policy.loader import PolicyError, load_policy
     from gateway.settings import Settings
     from gateway.state_home import resolve as state_home
@@ -68,7 +69,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     try:
         policy = load_policy(settings.policy_path)
     except PolicyError as exc:
-        raise click.ClickException(f"the policy does not validate:\n{exc}") from None
+        # One problem (an unreadable file, bad YAML) on one line; several, one per line.
+        joiner = "\n" if len(exc.problems) > 1 else " "
+        raise click.ClickException(f"the policy does not validate:{joiner}{exc}") from None
     if settings.task_model is not None:
         from gateway.classify.task_type import TaskModel, TaskModelError
 
@@ -82,6 +85,10 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
                             settings.presidio_model)
         except PresidioUnavailable as exc:
             raise click.ClickException(str(exc)) from None
+    check_port(host, port)  # before the simulators and the workers start
+    degraded = check_services(settings)
+    if degraded is not None:
+        click.echo(degraded, err=True)
     simulators_ready: Callable[[], None] | None = None
     if settings.start_simulators and not no_sim and policy.simulators:
         simulators_ready = _start_simulators(policy)

@@ -66,7 +66,11 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise PolicyError([PolicyProblem(source, line, "", f"invalid YAML: {exc}")]) from exc
+        # The problem without PyYAML's quoted snippet and caret: one line, the line number
+        # is in the problem's place already.
+        said = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+        reason = ", ".join(p for p in said if p) or " ".join(str(exc).split())
+        raise PolicyError([PolicyProblem(source, line, "", f"invalid YAML: {reason}")]) from exc
     if not isinstance(data, dict):
         raise PolicyError([PolicyProblem(source, 1, "", "a policy must be a YAML mapping")])
     try:
