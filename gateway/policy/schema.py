@@ -273,6 +273,11 @@ class TenantSpec(Strict):
         "`full` does that too and also keeps stored Responses API responses as sent, "
         "which previous_response_id needs",
     )
+    responses_retention_hours: float | None = Field(
+        default=None, gt=0,
+        description="how long this tenant's stored Responses API responses can be continued "
+        "and read (with store_content: full); default: GATEWAY_RESPONSES_RETENTION_DAYS",
+    )
     detectors: list[TenantDetectorSpec] = Field(
         default_factory=list,
         description="the tenant's own sensitivity detectors (project code names, customer "
