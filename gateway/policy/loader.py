@@ -238,6 +238,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,
+        approved_for=frozenset(spec.approved_for or ()),
+        approval=spec.approval,
         responses_native=responses_api == "native",
     )
 

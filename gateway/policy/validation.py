@@ -2,8 +2,9 @@
 
 - names that do not resolve (backends, models, duplicate names);
 - rules no request can reach (after a catch-all, or after an identical condition);
-- a sensitive category that can reach a backend outside the self_hosted zone without redaction,
-  through a rule, a fallback, or the default route of a model pool;
+- a sensitive category that can reach a backend outside the self_hosted zone without redaction
+  (and without that backend's approval for the category, `approved_for`), through a rule, a
+  fallback, or the default route of a model pool;
 - a simulated backend the simulator would refuse to start (policy/simulation.py).
 """
 
@@ -111,30 +112,37 @@ def _unreachable(rules: list[RuleSpec]) -> list[tuple[Loc, str]]:
 def _leaks(spec: PolicyFile) -> list[tuple[Loc, str]]:
     out: list[tuple[Loc, str]] = []
     zone_of = {b.name: b.zone for b in spec.backends}
+    approved = {b.name: set(b.approved_for or ()) for b in spec.backends}
+
+    def leaves(name: str, category: str) -> bool:
+        """Unredacted data of this category would leave home without an approval."""
+        return zone_of.get(name, SAFE_ZONE) != SAFE_ZONE and category not in approved[name]
+
     for category in SENSITIVE_CATEGORIES:
         caught = False
         for i, rule in enumerate(spec.rules):
             when = rule.when
-            sees = when.sensitivity is None or category in when.sensitivity
+            # A request can carry several categories: a rule for any of them sees this one.
+            sees = when.sensitivity is None or category in when.sensitivity or any(
+                c in SENSITIVE_CATEGORIES for c in when.sensitivity)
             if not sees:
                 continue
             if rule.deny is None and not rule.redact:
-                external = sorted(
-                    n for n in _reachable(spec, rule) if zone_of[n] != SAFE_ZONE
-                )
+                external = sorted(n for n in _reachable(spec, rule) if leaves(n, category))
                 if external:
                     out.append((("rules", i), f"requests with {category} findings can reach "
                                 f"{', '.join(external)} outside the {SAFE_ZONE} zone without "
                                 "redaction (restrict allow_zones or set redact: true)"))
             others = when.model_copy(update={"sensitivity": None})
-            if others.is_catch_all():
+            every = when.sensitivity is None or category in when.sensitivity
+            if every and others.is_catch_all():
                 caught = True  # every request with this category stops here
                 break
         if not caught:
             external = sorted({
                 n for model in spec.models for n in pool_members(spec, model)
-                if zone_of.get(n, SAFE_ZONE) != SAFE_ZONE
-            } | {n for n, zone in zone_of.items() if zone != SAFE_ZONE})
+                if leaves(n, category)
+            } | {n for n in zone_of if leaves(n, category)})
             if external:
                 out.append((("rules",), f"requests with {category} findings that no rule "
                             f"catches reach {', '.join(external)} outside the {SAFE_ZONE} zone "

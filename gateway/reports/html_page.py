@@ -133,8 +133,10 @@ def _cards(data: PageData) -> str:
         _card("Served self-hosted", share(data.self_hosted_requests, data.requests),
               f"{data.self_hosted_requests:,} requests"),
         _card("Sensitive kept at home", f"{data.sensitive_kept_home:,} of {data.sensitive:,}",
-              share(data.sensitive_kept_home, data.sensitive) if data.sensitive
-              else "no sensitive requests"),
+              (share(data.sensitive_kept_home, data.sensitive) if data.sensitive
+               else "no sensitive requests")
+              + (f"; {data.sensitive_approved:,} to approved vendors"
+                 if data.sensitive_approved else "")),
     )) + "</section>"
 
 
@@ -253,7 +255,10 @@ def _savings(data: PageData) -> str:
         f'<section id="savings"><h2>Savings against the baseline</h2><p class="note">{note} '
         f"Served self-hosted: {share(data.self_hosted_requests, data.requests)} of requests; "
         f"sensitive requests kept at home: {data.sensitive_kept_home:,} of "
-        f"{data.sensitive:,}.</p>{legend}{chart}"
+        f"{data.sensitive:,}"
+        + (f", sent to approved vendors under their approval: {data.sensitive_approved:,}"
+           if data.sensitive_approved else "")
+        + f".</p>{legend}{chart}"
         "<table><thead><tr><th>Tenant</th><th>Requests</th><th>Cost</th><th>Baseline</th>"
         f"<th>Saved</th><th>Saved %</th></tr></thead><tbody>{rows}</tbody>"
         f"<tfoot>{total}</tfoot></table></section>"
