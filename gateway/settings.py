@@ -126,6 +126,10 @@ class Settings(BaseSettings):
 
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True
+    # `gateway serve` refuses to start, in one line, when the database or Redis does not
+    # answer; true: it starts anyway (alive, not ready until they answer), for orchestrators
+    # that restart replicas while a dependency is down (cli/preflight.py).
+    start_degraded: bool = False
 
     # OpenTelemetry traces, under the standard OTEL_* names (no GATEWAY_ prefix): off unless
     # an OTLP/HTTP endpoint is set. The generic endpoint gets /v1/traces appended.

@@ -73,9 +73,10 @@ def cli(home: str | None, debug: bool) -> None:
     """Multi-model LLM routing gateway: one OpenAI-compatible URL for every model."""
     from gateway.state_home import HOME_ENV, resolve
 
-    # Through the environment, as every other setting: `serve`'s workers inherit it.
+    # Through the environment, as every other setting: `serve`'s workers inherit it. Made
+    # absolute, so what status and the error lines print can be pasted anywhere.
     if home is not None:
-        os.environ[HOME_ENV] = home
+        os.environ[HOME_ENV] = os.path.abspath(os.path.expanduser(home))
     if debug:
         os.environ[DEBUG_ENV] = "1"
     notice = resolve().notice()

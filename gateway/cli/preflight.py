@@ -35,26 +35,35 @@ def check_port(host: str, port: int) -> None:
                              "check --host and --port") from None
 
 
-def check_services(settings: Settings) -> str | None:
-    """Raises SetupError when Redis, or the database, does not answer. The one exception is
-    the one the resilience design exists for: a Postgres that is down while this state home
-    holds keys verified before (last-known.json) starts degraded and serves those keys; the
-    returned line says so."""
+def check_services(settings: Settings) -> list[str]:
+    """Raises SetupError when Redis, or the database, does not answer. Two exceptions, the
+    ones the resilience design exists for, start degraded with a warning line each (the
+    lines returned): a Postgres that is down while the spool holds keys verified before
+    (last-known.json), served until it answers; and anything down under
+    GATEWAY_START_DEGRADED (alive, not ready)."""
     from gateway.cli.database import unreachable
 
     failures = asyncio.run(_probe(settings))
     redis_failure = failures.get("redis")
-    if redis_failure is not None:
-        raise SetupError(redis_failure)
     database_failure = failures.get("database")
-    if database_failure is None:
-        return None
-    known = _last_known_keys(settings)
-    line = unreachable(settings.database_url, database_failure)
-    if known == 0:
-        raise SetupError(f"{line}; start it, or fix the setting")
-    return (f"warning: {line}; serving the {known} keys verified before (last-known.json) "
-            "until it answers")
+    fatal: list[str] = []
+    warnings: list[str] = []
+    if redis_failure is not None:
+        fatal.append(f"{redis_failure}; start it, or fix the setting")
+    if database_failure is not None:
+        line = unreachable(settings.database_url, database_failure)
+        known = _last_known_keys(settings)
+        if known:
+            warnings.append(f"warning: {line}; serving the {known} keys verified before "
+                            "(last-known.json) until it answers")
+        else:
+            fatal.append(f"{line}; start it, or fix the setting")
+    if settings.start_degraded:
+        return warnings + [f"warning: {line} (GATEWAY_START_DEGRADED: starting, not ready)"
+                           for line in fatal]
+    if fatal:
+        raise SetupError(" and ".join(fatal))
+    return warnings
 
 
 async def _probe(settings: Settings) -> dict[str, BaseException | str]:
@@ -95,7 +104,7 @@ async def _redis(url: str) -> str | None:
     from redis.asyncio import Redis
     from redis.exceptions import RedisError
 
-    from gateway.cli.status_command import without_password
+    from gateway.cli.database import without_password
 
     client = Redis.from_url(url, socket_connect_timeout=PROBE_TIMEOUT_S,
                             socket_timeout=PROBE_TIMEOUT_S)
@@ -104,7 +113,7 @@ async def _redis(url: str) -> str | None:
     except (RedisError, OSError) as exc:
         reason = (str(exc).strip() or "no reason given").splitlines()[0][:200]
         return (f"redis {without_password(url)} failed (GATEWAY_REDIS_URL): "
-                f"{type(exc).__name__}: {reason}; start it, or fix the setting")
+                f"{type(exc).__name__}: {reason}")
     finally:
         await client.aclose()
     return None

@@ -37,14 +37,19 @@ class Running:
             return False
 
 
-def record(home: Path, host: str, port: int) -> None:
-    """Written before serving; removed at exit unless a later `serve` replaced it."""
+def record(home: Path, host: str, port: int) -> bool:
+    """Written before serving; removed at exit unless a later `serve` replaced it. False
+    where the home cannot be written (a read-only root filesystem in Kubernetes): a
+    convenience for `gateway status` never stops a gateway from starting."""
     shown = f"[{host}]" if ":" in host else host
     path = home / RECORD_NAME
-    home.mkdir(parents=True, exist_ok=True)
     pid = os.getpid()
-    path.write_text(json.dumps({"url": f"http://{shown}:{port}", "pid": pid}) + "\n",
-                    encoding="utf-8")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"url": f"http://{shown}:{port}", "pid": pid}) + "\n",
+                        encoding="utf-8")
+    except OSError:
+        return False
 
     def forget() -> None:
         found = read(home)
@@ -52,6 +57,7 @@ def record(home: Path, host: str, port: int) -> None:
             path.unlink(missing_ok=True)
 
     atexit.register(forget)
+    return True
 
 
 def read(home: Path) -> Running | None:

@@ -86,9 +86,8 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         except PresidioUnavailable as exc:
             raise click.ClickException(str(exc)) from None
     check_port(host, port)  # before the simulators and the workers start
-    degraded = check_services(settings)
-    if degraded is not None:
-        click.echo(degraded, err=True)
+    for warning in check_services(settings):
+        click.echo(warning, err=True)
     simulators_ready: Callable[[], None] | None = None
     if settings.start_simulators and not no_sim and policy.simulators:
         simulators_ready = _start_simulators(policy)

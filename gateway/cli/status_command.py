@@ -5,10 +5,10 @@ answers at once."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import click
+
+from gateway.cli.database import embedded_file, without_password
 
 
 @click.command()
@@ -52,20 +52,3 @@ def status() -> None:
     for name, value in rows:
         click.echo(f"{name.ljust(width)}  {value}")
 
-
-# URLs taken apart by hand: SQLAlchemy's parser would cost status a quarter of a second.
-def without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-
-
-def embedded_file(url: str) -> Path | None:
-    """The SQLite file a database URL names, or None (another database, or in memory)."""
-    scheme, _, rest = url.partition("://")
-    if not scheme.startswith("sqlite") or not rest.startswith("/"):
-        return None
-    path = rest[1:].split("?", 1)[0]
-    return Path(path) if path and path != ":memory:" else None

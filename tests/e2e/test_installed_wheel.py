@@ -161,7 +161,11 @@ def test_the_demo_runs_and_every_command_reads_it(
     elsewhere.mkdir()
     there = installed.run("report", "cost", "--since", "1h", "--format", "json", cwd=elsewhere)
     assert there.returncode == 0, there.stderr
-    assert json.loads(there.stdout)["rows"] == json.loads(cost.stdout)["rows"]
+    # The same requests and tokens (idle GPU-hours grow between the two reads).
+    def served(out: str) -> list[tuple[str, int, int]]:
+        return [(r["tenant"], r["requests"], r["tokens"]) for r in json.loads(out)["rows"]]
+
+    assert served(there.stdout) == served(cost.stdout)
     status = installed.run("status", cwd=elsewhere)
     assert status.returncode == 0 and f"{demo}/v1" in status.stdout, status.stdout
     nowhere = installed.run("report", "cost", cwd=elsewhere, GATEWAY_HOME=str(elsewhere / "x"))

@@ -113,8 +113,21 @@ def test_a_database_down_with_keys_verified_before_starts_degraded(tmp_path: Pat
     with pytest.raises(SetupError, match="start it, or fix the setting"):
         check_services(settings)
     (tmp_path / "last-known.json").write_text('{"keys": {"h1": [["t", "acme"], 1.0]}}')
-    warning = check_services(settings)
-    assert warning is not None and "\n" not in warning
+    [warning] = check_services(settings)
     assert warning.startswith("warning: database postgresql+asyncpg://gw@127.0.0.1:")
     assert warning.endswith("serving the 1 keys verified before (last-known.json) until it "
                             "answers")
+
+
+def test_start_degraded_starts_anyway_with_a_warning_line(tmp_path: Path) -> None:
+    """For orchestrators that restart replicas while a dependency is down: alive, not
+    ready (the /readyz checks), instead of a restart loop."""
+    from gateway.cli.preflight import check_services
+    from gateway.settings import Settings
+
+    settings = Settings(database_url=f"postgresql+asyncpg://gw@127.0.0.1:{free_port()}/gw",
+                        redis_url=f"redis://127.0.0.1:{free_port()}/0",
+                        audit_spool_dir=tmp_path, start_degraded=True)
+    warnings = check_services(settings)
+    assert [w.split(" ", 2)[1] for w in warnings] == ["redis", "database"]
+    assert all(w.endswith("(GATEWAY_START_DEGRADED: starting, not ready)") for w in warnings)

@@ -98,3 +98,12 @@ def test_status_names_the_running_gateway_while_it_runs(tmp_path: Path) -> None:
     assert (f"gateway   http://127.0.0.1:1/v1  (pid {os.getpid()}, not answering /healthz)"
             in done.stdout), done.stdout
     (tmp_path / running.RECORD_NAME).unlink()
+
+
+def test_a_home_that_cannot_be_written_never_stops_serve(tmp_path: Path) -> None:
+    from gateway.cli import running
+
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")  # as a read-only root filesystem refuses the write
+    assert running.record(blocked / "home", "127.0.0.1", 8080) is False
+    assert running.read(blocked / "home") is None
