@@ -20,13 +20,43 @@ LISTED = 12  # more valid keys than this are not listed in a message
 SCALAR_TAGS = ("str", "int", "float", "bool", "literal[", "function-")
 
 
+ROUNDS = 4  # a typo inside a mistyped key's value shows only once that key is read as meant
+
+
 def schema_check(data: dict[str, Any]) -> tuple[PolicyFile | None, list[tuple[Loc, str]]]:
     """The validated document (None when the schema's problems leave no meaning to check
-    further) and the schema's problems, each at its key path."""
-    try:
-        return PolicyFile.model_validate(data), []
-    except ValidationError as exc:
-        errors = _one_branch(exc.errors(), data)
+    further) and the schema's problems, each at its key path as the file spells it."""
+    problems: list[tuple[Loc, str]] = []
+    spelt: dict[tuple[Loc, str], str] = {}  # (parent, key read as meant) → key as written
+    document = data
+    for _ in range(ROUNDS):
+        try:
+            return PolicyFile.model_validate(document), problems
+        except ValidationError as exc:
+            errors = _one_branch(exc.errors(), document)
+        found, renames, stop = _round(errors, document)
+        problems += [(_as_written(loc, spelt), message) for loc, message in found]
+        if stop or not renames:
+            return None, problems
+        for (parent, wrong), right in renames.items():
+            if right is not None:
+                spelt[(parent, right)] = spelt.get((parent, wrong), wrong)
+        document = _repaired(document, renames)
+    return None, problems
+
+
+def _as_written(loc: Loc, spelt: dict[tuple[Loc, str], str]) -> Loc:
+    """A location in the document read as meant, with each renamed key as the file has it."""
+    out: list[str | int] = []
+    for i, step in enumerate(loc):
+        out.append(spelt.get((loc[:i], step), step) if isinstance(step, str) else step)
+    return tuple(out)
+
+
+def _round(errors: Sequence[Any], data: dict[str, Any]) -> tuple[
+        list[tuple[Loc, str]], dict[tuple[Loc, str], str | None], bool]:
+    """One pass over the schema's errors: the problems, the unknown keys with the key each
+    is taken for (None: dropped), and whether other errors leave nothing to go on with."""
     problems: list[tuple[Loc, str]] = []
     renames: dict[tuple[Loc, str], str | None] = {}
     for err in errors:
@@ -52,13 +82,7 @@ def schema_check(data: dict[str, Any]) -> tuple[PolicyFile | None, list[tuple[Lo
         if err["type"] == "missing" and (loc[:-1], str(loc[-1])) in meant:
             continue  # the same typo: the key is there, misspelt
         others.append((loc, str(err["msg"])))
-    problems += others
-    if others:
-        return None, problems
-    try:
-        return PolicyFile.model_validate(_repaired(data, renames)), problems
-    except ValidationError:  # a suggestion that does not fit there either: stop at the schema
-        return None, problems
+    return problems + others, renames, bool(others)
 
 
 def valid_keys(loc: Sequence[str | int], given: Any) -> frozenset[str]:

@@ -160,3 +160,16 @@ def test_one_misspelt_key_gives_exactly_one_problem_naming_the_key_meant(
     assert problem.path.endswith(typo)
     assert problem.line is not None
     assert text.splitlines()[problem.line - 1].lstrip(" -").startswith(f"{typo}:")
+
+
+def test_a_typo_inside_a_mistyped_key_is_found_in_the_same_pass() -> None:
+    text = (SHIPPED["default.yaml"].replace("\nbackends:", "\nbackend:", 1)
+            .replace("    zone: external", "    zon: external", 1))
+    found = problems(text)
+    assert [(path, message) for _, path, message in found] == [
+        ("backend", "unknown key 'backend' (did you mean 'backends'?)"),
+        ("backend[2].zon", "unknown key 'zon' (did you mean 'zone'?)"),
+    ]
+    lines = text.splitlines()
+    assert [lines[line - 1].strip(" -").split(":")[0] for line, _, _ in found] == [
+        "backend", "zon"]
