@@ -17,6 +17,7 @@ RECORD_NAME = "serve.json"
 class Running:
     url: str
     pid: int
+    policy: str = ""  # the policy file it loaded ("" for the demo policy in the package)
 
     def alive(self) -> bool:
         try:
@@ -37,7 +38,7 @@ class Running:
             return False
 
 
-def record(home: Path, host: str, port: int) -> bool:
+def record(home: Path, host: str, port: int, policy: str = "") -> bool:
     """Written before serving; removed at exit unless a later `serve` replaced it. False
     where the home cannot be written (a read-only root filesystem in Kubernetes): a
     convenience for `gateway status` never stops a gateway from starting."""
@@ -46,8 +47,8 @@ def record(home: Path, host: str, port: int) -> bool:
     pid = os.getpid()
     try:
         home.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"url": f"http://{shown}:{port}", "pid": pid}) + "\n",
-                        encoding="utf-8")
+        path.write_text(json.dumps({"url": f"http://{shown}:{port}", "pid": pid,
+                                    "policy": policy}) + "\n", encoding="utf-8")
     except OSError:
         return False
 
@@ -63,7 +64,7 @@ def record(home: Path, host: str, port: int) -> bool:
 def read(home: Path) -> Running | None:
     try:
         data = json.loads((home / RECORD_NAME).read_text(encoding="utf-8"))
-        return Running(str(data["url"]), int(data["pid"]))
+        return Running(str(data["url"]), int(data["pid"]), str(data.get("policy") or ""))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):  # half-written or hand-edited

@@ -116,7 +116,8 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
     # then, so a supervisor sees a clean stop rather than death by signal.
     signal.signal(signal.SIGTERM, _stopped)
-    running.record(state_home().path, host, port)  # for `gateway status`
+    running.record(state_home().path, host, port,  # for `gateway status`
+                   "" if settings.uses_demo_policy else str(settings.policy_path.resolve()))
     uvicorn.run(
         "gateway.app:create_app",
         factory=True,

@@ -32,6 +32,14 @@ def status() -> None:
     if not settings.policy_path.is_file():
         policy += "  [missing]"
     rows.append(("policy", policy))
+    gateway = running.read(home.path)
+    if gateway is not None and not gateway.alive():
+        gateway = None
+    if gateway is not None:  # what the running gateway loaded, where this shell differs
+        loaded = gateway.policy or "the demo policy shipped in the package"
+        configured = "" if settings.uses_demo_policy else str(settings.policy_path.resolve())
+        if gateway.policy != configured:
+            rows.append(("", f"the running gateway loaded {loaded}"))
     shown = without_password(settings.database_url)
     file = embedded_file(settings.database_url)
     if file is not None:
@@ -42,8 +50,7 @@ def status() -> None:
     redis = (without_password(settings.redis_url)
              if settings.redis_url else "none (in-process budgets and limits)")
     rows.append(("redis", redis))
-    gateway = running.read(home.path)
-    if gateway is None or not gateway.alive():
+    if gateway is None:
         rows.append(("gateway", "not running from this state home"))
     else:
         answer = "answering" if gateway.answers() else "not answering /healthz"

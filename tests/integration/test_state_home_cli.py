@@ -93,10 +93,13 @@ def test_status_says_where_state_policy_database_and_redis_are(tmp_path: Path) -
 def test_status_names_the_running_gateway_while_it_runs(tmp_path: Path) -> None:
     from gateway.cli import running
 
-    running.record(tmp_path, "127.0.0.1", 1)  # this process: alive, but nothing on port 1
+    loaded = tmp_path / "prod.yaml"
+    # This process: alive, but nothing on port 1; it loaded another policy than the shell's.
+    running.record(tmp_path, "127.0.0.1", 1, str(loaded))
     done = gateway("status", cwd=tmp_path, GATEWAY_HOME=str(tmp_path))
     assert (f"gateway   http://127.0.0.1:1/v1  (pid {os.getpid()}, not answering /healthz)"
             in done.stdout), done.stdout
+    assert f"          the running gateway loaded {loaded}" in done.stdout
     (tmp_path / running.RECORD_NAME).unlink()
 
 
