@@ -56,6 +56,7 @@ RUN install -d -o 10001 -g 10001 -m 0750 /var/lib/gateway/audit-spool /app/.gate
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
+    GATEWAY_HOME=/app/.gateway \
     GATEWAY_AUDIT_SPOOL_DIR=/var/lib/gateway/audit-spool
 USER 10001:10001
 EXPOSE 8080

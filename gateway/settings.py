@@ -13,12 +13,14 @@ from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from sqlalchemy.engine import make_url
 
 from gateway.package_data import demo_policy_path
 from gateway.secret_files import read_secret_file, refuse_both
+from gateway.state_home import resolve as state_home
 
-DEFAULT_STATE_DIR = Path(".gateway")
+
+def _embedded_database_url() -> str:
+    return f"sqlite+aiosqlite:///{state_home().database_file}"
 
 
 class Settings(BaseSettings):
@@ -26,8 +28,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GATEWAY_", extra="ignore",
                                       hide_input_in_errors=True)
 
-    # Embedded default: a SQLite file and in-process state. Production: Postgres + Redis.
-    database_url: str = f"sqlite+aiosqlite:///{DEFAULT_STATE_DIR}/gateway.db"
+    # Embedded default: a SQLite file in the state home (gateway/state_home.py) and
+    # in-process state. Production: Postgres + Redis.
+    database_url: str = Field(default_factory=_embedded_database_url)
     redis_url: str | None = None
     redis_timeout_s: float = Field(default=0.25, gt=0)  # per call: Redis never hangs a request
     # A crashed replica's reservations stop counting against budgets after this long; it
@@ -128,6 +131,10 @@ class Settings(BaseSettings):
 
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True
+    # `gateway serve` refuses to start, in one line, when the database or Redis does not
+    # answer; true: it starts anyway (alive, not ready until they answer), for orchestrators
+    # that restart replicas while a dependency is down (cli/preflight.py).
+    start_degraded: bool = False
 
     # OpenTelemetry traces, under the standard OTEL_* names (no GATEWAY_ prefix): off unless
     # an OTLP/HTTP endpoint is set. The generic endpoint gets /v1/traces appended.
@@ -158,6 +165,8 @@ class Settings(BaseSettings):
                 except ValueError as exc:
                     raise ValueError(f"{env_name}_FILE: {exc}") from None
         if self.database_password_file is not None:
+            from sqlalchemy.engine import make_url  # here: `gateway status` needs no SQLAlchemy
+
             url = make_url(self.database_url)
             if url.password:
                 raise ValueError("GATEWAY_DATABASE_URL has a password and "
@@ -181,6 +190,8 @@ class Settings(BaseSettings):
     def spool_dir(self) -> Path:
         if self.audit_spool_dir is not None:
             return self.audit_spool_dir
+        from sqlalchemy.engine import make_url
+
         # Beside its database, so a spool is only ever replayed into the database it missed.
         url = make_url(self.database_url)
         if self.is_embedded_db and url.database and url.database != ":memory:":
@@ -188,4 +199,4 @@ class Settings(BaseSettings):
         # One folder per database (host, port, name; never the password), so gateways started
         # from one directory against different databases never replay into the wrong one.
         where = f"{url.host}:{url.port}/{url.database}".encode()
-        return DEFAULT_STATE_DIR / f"audit-spool-{hashlib.sha256(where).hexdigest()[:12]}"
+        return state_home().path / f"audit-spool-{hashlib.sha256(where).hexdigest()[:12]}"

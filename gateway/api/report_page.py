@@ -1,7 +1,7 @@
 """GET /admin/reports: the HTML report page (charts of cost, route mix, latency and savings)
-for a range of UTC days and optionally one tenant. The admin key as a bearer token, or the
-session cookie of the login form (api/admin_session.py); a browser with neither is sent to
-the form."""
+for a range of UTC days and optionally one tenant, chosen with the page's own controls. The
+admin key as a bearer token, or the session cookie of the login form (api/admin_session.py);
+a browser with neither is sent to the form."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gateway.api.auth import bearer_token, require_admin
 from gateway.components import Components
 from gateway.errors import InvalidRequest
 from gateway.reports.gpus import declared_gpus
+from gateway.reports.html_controls import Asked, render_controls
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import RangeError, report_range
 from gateway.reports.periods import page_days
@@ -25,7 +26,7 @@ router = APIRouter(prefix="/admin")
 HEADERS = {
     "content-security-policy": (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
     "cache-control": "no-store",  # spend per tenant does not belong in shared caches
@@ -36,7 +37,7 @@ HEADERS = {
 @router.get("/reports", response_class=HTMLResponse)
 async def report_page(
     request: Request, since: str | None = None, until: str | None = None,
-    tenant: str | None = None,
+    tenant: str | None = None, range: str | None = None,  # the URL's own name
 ) -> Response:
     parts: Components = request.app.state.components
     admin_key = parts.secrets.admin_key  # re-read when its file rotates
@@ -45,7 +46,9 @@ async def report_page(
         if admin_key and wants_page and bearer_token(request) is None:
             return login_redirect(request)
         require_admin(request, admin_key)
-    first, last = page_days(since, until, datetime.now(UTC))  # the CLI's syntax: 7d, dates
+    # The form's choice (a preset, or custom days), or since/until as any link gives them.
+    asked = Asked(range, since, until)
+    first, last = page_days(*asked.bounds(), datetime.now(UTC))  # the CLI's syntax: 7d, dates
     try:
         rng = report_range(first, last, tenant)
     except RangeError as exc:
@@ -55,4 +58,6 @@ async def report_page(
                                     {name: b.zone for name, b in policy.backends.items()})
     start, end = rng.bounds(data.generated_at)
     capacity = await parts.capacity.section(policy, start, end) if rng.tenant is None else ""
-    return HTMLResponse(render_page(data, [capacity]), headers=HEADERS)
+    names = [row.name for row in await parts.tenants.list_tenants()]
+    controls = render_controls(asked, rng, names)
+    return HTMLResponse(render_page(data, [capacity], controls), headers=HEADERS)

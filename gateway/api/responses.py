@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -33,7 +34,6 @@ from gateway.api.responses_passthrough import PassthroughStream
 from gateway.api.sse_response import SSEResponse
 from gateway.api.translated_stream import TranslatedStream
 from gateway.components import Components
-from gateway.conversations.repository import ResponseRepository
 from gateway.errors import (
     DatabaseUnavailable,
     GatewayError,
@@ -125,7 +125,7 @@ async def create_response(request: Request) -> Response:
         assert isinstance(streaming, Streaming)
 
         async def keep(response: dict[str, Any]) -> None:
-            await _save(parts.responses, tenant, context, response)
+            await _save(parts, tenant, context, response)
 
         on_end = keep if store else None
         if streaming.endpoint is Endpoint.RESPONSES:
@@ -159,7 +159,7 @@ async def create_response(request: Request) -> Response:
         else to_response(body, response_id, parsed.echo, parsed.model, store=store)
     )
     if store:
-        await _save(parts.responses, tenant, context, response)
+        await _save(parts, tenant, context, response)
     return Response(orjson.dumps(response), media_type="application/json",
                     headers=result.headers)
 
@@ -192,13 +192,17 @@ async def _history(parts: Components, tenant: TenantContext, parsed: ResponsesRe
     return stored.conversation()
 
 
-async def _save(repository: ResponseRepository | None, tenant: TenantContext,
+async def _save(parts: Components, tenant: TenantContext,
                 context: list[dict[str, Any]], response: dict[str, Any]) -> None:
-    """Keep the response; if the database cannot, the client (already served and billed)
-    still gets its answer, marked `store: false` so nobody relies on continuing it."""
+    """Keep the response (for the tenant's own retention, where its policy sets one); if the
+    database cannot, the client (already served and billed) still gets its answer, marked
+    `store: false` so nobody relies on continuing it."""
+    repository = parts.responses
     assert repository is not None
+    kept_s = parts.policy.current.tenant(tenant.tenant_name).responses_retention_s
     try:
-        await repository.save(tenant.tenant_id, context, response)
+        await repository.save(tenant.tenant_id, context, response,
+                              None if kept_s is None else timedelta(seconds=kept_s))
     except DatabaseUnavailable:
         log.warning("response %s not stored: the database is unavailable", response["id"])
         response["store"] = False

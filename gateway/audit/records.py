@@ -83,6 +83,8 @@ def event_row(event: AuditEvent) -> Row:
         trace["slo_miss"] = event.slo_miss  # the rule's TTFT target could not be promised
     if event.sensitive_types:
         trace["types"] = list(event.sensitive_types)
+    if event.approval is not None:
+        trace["approval"] = event.approval  # in the trace, as `task`: old rows hash the same
     if event.task is not None:
         # In the trace rather than a column of its own: rows written before it hash the same.
         trace["task"] = event.task

@@ -27,7 +27,7 @@ SizeKey = tuple[date, str, str, int]  # day, backend, "prompt" | "output", bucke
 COUNTERS = (
     "requests", "errors", "prompt_tokens", "completion_tokens", "cached_tokens",
     "cost_micro_usd", "baseline_cost_micro_usd", "sensitive", "sensitive_external", "redacted",
-    "spill_overs", "ttft_count", "kv_hit_count", "decode_tokens",
+    "sensitive_approved", "spill_overs", "ttft_count", "kv_hit_count", "decode_tokens",
 )
 SUMS = ("duration_s_sum", "ttft_s_sum", "decode_s_sum", "kv_hit_sum")
 
@@ -109,6 +109,7 @@ class Rollup:
             if row["zone"] and row["zone"] != "self_hosted":
                 entry["sensitive_external"] += 1
         entry["redacted"] += 1 if row["redacted"] else 0
+        entry["sensitive_approved"] += 1 if (row.get("trace") or {}).get("approval") else 0
         entry["spill_overs"] += 1 if row["spill_over"] else 0
         entry["duration_s_sum"] += row["duration_s"]
         ttft = row["ttft_s"]

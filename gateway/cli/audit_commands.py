@@ -55,7 +55,8 @@ def parse_cutoff(value: str, now: datetime) -> datetime:
 
 
 def _run(database_url: str | None, work: Callable[[AsyncEngine], Awaitable[T]]) -> T:
-    return run_with_database(lambda db: work(db.engine), database_url=database_url)
+    return run_with_database(lambda db: work(db.engine), database_url=database_url,
+                             read_only=True)
 
 
 def _when(ts_us: int | None) -> str:

@@ -5,9 +5,12 @@ one way to print what they list."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 
@@ -32,10 +35,12 @@ class Database:
 
 
 def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool = True,
-                      database_url: str | None = None, settings: Settings | None = None) -> T:
+                      database_url: str | None = None, settings: Settings | None = None,
+                      read_only: bool = False) -> T:
     """Run `work` against GATEWAY_DATABASE_URL (or the URL given, or the settings a command
     has read already). The embedded SQLite file is migrated first unless `migrate` is False
-    (the migrate command does its own)."""
+    (the migrate command does its own). A `read_only` command never creates the embedded
+    file: where there is none, it stops with one line naming where it looked."""
 
     from sqlalchemy.exc import OperationalError
 
@@ -48,6 +53,9 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
     if settings is None:
         settings = Settings(database_url=database_url) if database_url else Settings()
     chosen = settings
+    if read_only:
+        refuse_missing_database(chosen.database_url,
+                                "--database-url" if database_url else None)
 
     async def main() -> T:
         engine = create_engine(chosen.database_url)
@@ -66,6 +74,31 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
     return asyncio.run(main())
 
 
+def refuse_missing_database(url: str, given_by: str | None = None) -> None:
+    """An embedded database that does not exist is the wrong place, not an empty log: say
+    where we looked and how to point elsewhere, instead of creating an empty file."""
+    from sqlalchemy.engine import make_url
+
+    from gateway.state_home import resolve
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return
+    path = Path(parsed.database)
+    if path.is_file():
+        return
+    if given_by is not None:
+        source = given_by
+    elif "GATEWAY_DATABASE_URL" in os.environ:
+        source = "GATEWAY_DATABASE_URL"
+    else:
+        home = resolve()
+        source = f"the state home, from {home.source}"
+    raise SetupError(f"no gateway database at {path.resolve()} ({source}); point at the one "
+                     "`gateway serve` uses with --home DIR, GATEWAY_HOME or "
+                     "GATEWAY_DATABASE_URL (`gateway status` in its shell shows them)")
+
+
 def unreachable(url: str, exc: BaseException) -> str:
     """One line naming the database (never its password) and the setting to fix."""
     from sqlalchemy.engine import make_url
@@ -82,3 +115,22 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     for row in (header, *rows):
         click.echo("  ".join(str(cell).ljust(width)
                              for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+# URLs taken apart by hand: SQLAlchemy's import would cost `gateway status` a quarter of a
+# second.
+def without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def embedded_file(url: str) -> Path | None:
+    """The SQLite file a database URL names, or None (another database, or in memory)."""
+    scheme, _, rest = url.partition("://")
+    if not scheme.startswith("sqlite") or not rest.startswith("/"):
+        return None
+    path = rest[1:].split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None

@@ -4,7 +4,9 @@ errors answer at once instead of loading the web stack and the classifiers first
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import traceback
 
 import click
 
@@ -35,7 +37,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("gateway.cli.audit_commands", "audit", "Verify, prune and repair the audit log."),
     "plan": ("gateway.cli.plan_command", "plan",
              "Size GPUs for a model: from flags, a catalogue, or recorded traffic."),
+    "status": ("gateway.cli.status_command", "status",
+               "Where state lives, the policy, database and Redis, the running gateway."),
 }
+DEBUG_ENV = "GATEWAY_DEBUG"  # set: a start-up or command error prints its traceback too
 
 
 class LazyGroup(click.Group):
@@ -59,20 +64,43 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="gateway")
-def cli() -> None:
+@click.option("--home", type=click.Path(file_okay=False), default=None,
+              help="the state folder (embedded database, admin key, audit spool); default: "
+              "GATEWAY_HOME, else ./.gateway if it holds a database, else "
+              "~/.local/share/gateway")
+@click.option("--debug", is_flag=True, help="print the traceback behind an error")
+def cli(home: str | None, debug: bool) -> None:
     """Multi-model LLM routing gateway: one OpenAI-compatible URL for every model."""
+    from gateway.state_home import HOME_ENV, resolve
+
+    # Through the environment, as every other setting: `serve`'s workers inherit it. Made
+    # absolute, so what status and the error lines print can be pasted anywhere.
+    if home is not None:
+        os.environ[HOME_ENV] = os.path.abspath(os.path.expanduser(home))
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
+    notice = resolve().notice()
+    if notice is not None:
+        click.echo(notice, err=True)
 
 
 def main() -> None:
     try:
         cli()
     except SetupError as exc:  # a missing file or unreachable service: one line, no traceback
+        _debug_traceback()
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as exc:
         # A path given on the command line (or by a setting) that cannot be read or written.
+        _debug_traceback()
         click.echo(f"Error: {exc.strerror}: {exc.filename}", err=True)
         sys.exit(2)
+
+
+def _debug_traceback() -> None:
+    if os.environ.get(DEBUG_ENV, "").lower() in ("1", "true", "yes"):
+        traceback.print_exc()
 
 
 if __name__ == "__main__":

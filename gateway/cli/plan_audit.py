@@ -41,7 +41,8 @@ def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
             return await observed_loads(conn, start, end,
                                         [options["backend"]] if options["backend"] else None)
 
-    found = plans(policy, run_with_database(read, database_url=options["database_url"]),
+    found = plans(policy, run_with_database(read, database_url=options["database_url"],
+                                         read_only=True),
                   options, base)
     meta = {"since": start.isoformat(), "until": end.isoformat(),
             "headroom": options["headroom"]}

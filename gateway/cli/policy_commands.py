@@ -159,7 +159,7 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     report = run_with_database(
         lambda db: _replay(loaded, str(policy_path), span, db.engine, page_rows, show,
                            rescoring),
-        database_url=database_url)
+        database_url=database_url, read_only=True)
     minutes = max(1, round((chosen.until - chosen.since).total_seconds() / 60))
     capacity = capacity_changes(loaded, report.loads, minutes)
     if fmt == "json":

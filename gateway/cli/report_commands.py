@@ -70,7 +70,8 @@ def _produce(options: dict[str, Any], work: Work) -> None:
         return await work(db.engine, scope)
 
     try:
-        table = run_with_database(main, database_url=options["database_url"])
+        table = run_with_database(main, database_url=options["database_url"],
+                                  read_only=True)
     except InvalidRequest as exc:
         raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
     click.echo(render(table, Format(options["fmt"])), nl=False)

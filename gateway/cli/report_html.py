@@ -3,6 +3,7 @@ from the database (no running gateway needed)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -41,7 +42,7 @@ def _render(database_url: str | None, since: date | None, until: date | None,
                                                 *rng.bounds(data.generated_at)))
         return render_page(data, extra)
 
-    return run_with_database(page, database_url=database_url)
+    return run_with_database(page, database_url=database_url, read_only=True)
 
 
 @report.command("html")
@@ -61,6 +62,8 @@ def html_report(out: Path, since: str | None, until: str | None, tenant: str | N
         first, last = page_days(since, until, datetime.now(UTC))
     except InvalidRequest as exc:
         raise click.BadParameter(exc.message, param_hint=f"--{exc.param}") from None
+    if not out.parent.is_dir():  # before the database: a wrong --out is the first thing to fix
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(out.parent))
     page = _render(database_url, first, last, tenant, policy_or_none(policy_path))
     # Written beside and renamed: a reader never sees half a page.
     partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")

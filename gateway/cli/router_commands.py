@@ -92,7 +92,7 @@ def _audit_outcomes(tenant: str, since: datetime, strong_backend: str | None,
         return await outcomes_from_audit(db.engine, row.id if row else tenant, since,
                                          strong_backend)
 
-    found = run_with_database(read, database_url=database_url)
+    found = run_with_database(read, database_url=database_url, read_only=True)
     click.echo(f"{len(found.prompts)} judged prompts from the audit (strong backend"
                f" {found.strong_backend or 'unknown'}): {found.from_shadow} shadow-judged,"
                f" {found.from_feedback} from feedback alone; {found.without_prompt} without a"
@@ -273,6 +273,6 @@ def _recorded(tenant: str | None, since: datetime,
                                   + int(row["completion_tokens"] or 0))
         return p, tokens
 
-    p, tokens = run_with_database(read, database_url=database_url)
+    p, tokens = run_with_database(read, database_url=database_url, read_only=True)
     who = f"tenant {tenant}" if tenant else "all tenants"
     return p, tokens, f"the audit log ({who}, since {since:%Y-%m-%d %H:%M} UTC)"

@@ -47,9 +47,12 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     from pydantic import ValidationError
 
     from gateway.classify.presidio import PresidioUnavailable, presidio_config
+    from gateway.cli import running
     from gateway.cli.connection_guard import GuardedHttpToolsProtocol
+    from gateway.cli.preflight import check_port, check_services
     from gateway.policy.loader import PolicyError, load_policy
     from gateway.settings import Settings
+    from gateway.state_home import resolve as state_home
 
     if policy_path is not None:
         os.environ["GATEWAY_POLICY_PATH"] = str(policy_path)
@@ -66,7 +69,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     try:
         policy = load_policy(settings.policy_path)
     except PolicyError as exc:
-        raise click.ClickException(f"the policy does not validate:\n{exc}") from None
+        # One problem (an unreadable file, bad YAML) on one line; several, one per line.
+        joiner = "\n" if len(exc.problems) > 1 else " "
+        raise click.ClickException(f"the policy does not validate:{joiner}{exc}") from None
     if settings.task_model is not None:
         from gateway.classify.task_type import TaskModel, TaskModelError
 
@@ -88,6 +93,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
                             settings.presidio_model)
         except PresidioUnavailable as exc:
             raise click.ClickException(str(exc)) from None
+    check_port(host, port)  # before the simulators and the workers start
+    for warning in check_services(settings):
+        click.echo(warning, err=True)
     simulators_ready: Callable[[], None] | None = None
     if settings.start_simulators and not no_sim and policy.simulators:
         simulators_ready = _start_simulators(policy)
@@ -116,6 +124,8 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
     # then, so a supervisor sees a clean stop rather than death by signal.
     signal.signal(signal.SIGTERM, _stopped)
+    running.record(state_home().path, host, port,  # for `gateway status`
+                   "" if settings.uses_demo_policy else str(settings.policy_path.resolve()))
     uvicorn.run(
         "gateway.app:create_app",
         factory=True,
@@ -135,9 +145,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
 
 
 def _demo_admin_key_file() -> Path:
-    from gateway.settings import DEFAULT_STATE_DIR
+    from gateway.state_home import resolve
 
-    return DEFAULT_STATE_DIR / DEMO_ADMIN_KEY_NAME
+    return resolve().path / DEMO_ADMIN_KEY_NAME
 
 
 def _demo_admin_key(settings: Settings) -> str:

@@ -31,12 +31,14 @@ class ResponseRepository:
         self._retention = retention
 
     async def save(self, tenant_id: str, context: list[dict[str, Any]],
-                   response: dict[str, Any]) -> None:
+                   response: dict[str, Any], retention: timedelta | None = None) -> None:
+        """Kept for `retention` (a tenant's own, from its policy), else the default."""
         now = datetime.now(UTC)
+        kept = retention if retention is not None else self._retention
         async with database_errors("storing the response"), self._engine.begin() as conn:
             await conn.execute(stored_responses.insert().values(
                 id=response["id"], tenant_id=tenant_id, created_at=now,
-                expires_at=now + self._retention, context=context, response=response))
+                expires_at=now + kept, context=context, response=response))
 
     async def get(self, tenant_id: str, response_id: str) -> StoredResponse | None:
         query = select(stored_responses.c.context, stored_responses.c.response).where(

@@ -109,6 +109,8 @@ audit_daily = Table(
     Column("baseline_cost_micro_usd", BigInteger, nullable=False),
     Column("sensitive", BigInteger, nullable=False),
     Column("sensitive_external", BigInteger, nullable=False),  # left self_hosted (redacted)
+    # Of those, sent unredacted under a backend's approval (policy `approved_for`; 0009).
+    Column("sensitive_approved", BigInteger, nullable=False, server_default="0"),
     Column("redacted", BigInteger, nullable=False),
     Column("spill_overs", BigInteger, nullable=False),
     Column("duration_s_sum", Float, nullable=False),

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from gateway.policy.capacity import compile_telemetry
 from gateway.policy.rules import compile_rule
 from gateway.policy.runtime import Baseline, PolicySet, Pool, Routers
 from gateway.policy.schema import BackendSpec, BaselineSpec, ModelPoolSpec, PolicyFile
+from gateway.policy.schema_check import schema_check
 from gateway.policy.simulation import simulator_launch
 from gateway.policy.tenants import TenantPolicy, allowed_values, compile_tenant
 from gateway.policy.token_counting import DEFAULT_ESTIMATE_RATIO, default_counting
@@ -66,26 +66,25 @@ def parse_policy(text: str, source: str = "<memory>") -> PolicySet:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise PolicyError([PolicyProblem(source, line, "", f"invalid YAML: {exc}")]) from exc
+        # The problem without PyYAML's quoted snippet and caret: one line, the line number
+        # is in the problem's place already.
+        said = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+        reason = ", ".join(p for p in said if p) or " ".join(str(exc).split())
+        raise PolicyError([PolicyProblem(source, line, "", f"invalid YAML: {reason}")]) from exc
     if not isinstance(data, dict):
         raise PolicyError([PolicyProblem(source, 1, "", "a policy must be a YAML mapping")])
-    try:
-        spec = PolicyFile.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(_problems(exc, root, source)) from exc
-    semantic = semantic_problems(spec)
-    if semantic:
-        raise PolicyError([
-            PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
-            for loc, message in semantic
-        ])
-    keys, unreadable = read_key_files(spec)
-    unreadable += missing_routers(spec)
-    if unreadable:
-        raise PolicyError([
-            PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
-            for loc, message in unreadable
-        ])
+    # Every problem in one pass: the schema's, then (when the document still has a meaning)
+    # references, unreachable rules, leak paths, simulator limits, key files and routers.
+    spec, schema = schema_check(data)
+    found = sorted(schema, key=lambda problem: _line_of(root, problem[0]) or 0)
+    keys: dict[str, str] = {}
+    if spec is not None:
+        found += semantic_problems(spec)
+        keys, unreadable = read_key_files(spec)
+        found += unreadable + missing_routers(spec)
+    if found or spec is None:
+        raise PolicyError([PolicyProblem(source, _line_of(root, loc), _dotted(loc), message)
+                           for loc, message in found])
     return compile_policy(spec, source, keys)
 
 
@@ -239,6 +238,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,
+        approved_for=frozenset(spec.approved_for or ()),
+        approval=spec.approval,
         responses_native=responses_api == "native",
     )
 
@@ -246,14 +247,6 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
 def default_metrics_url(base_url: str) -> str:
     """Where a vLLM engine serves its Prometheus metrics, from its base_url."""
     return vllm_metrics_url(base_url)
-
-
-def _problems(exc: ValidationError, root: yaml.Node | None, source: str) -> list[PolicyProblem]:
-    out = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        out.append(PolicyProblem(source, _line_of(root, loc), _dotted(loc), err["msg"]))
-    return out
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
@@ -271,11 +264,13 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     line = node.start_mark.line + 1 if node is not None else None
     for key in loc:
         if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == str(key)), None)
-            if match is None:  # a missing key: the mapping that lacks it is the best line
+            pair = next(((k, v) for k, v in node.value if k.value == str(key)), None)
+            if pair is None:  # a missing key: the mapping that lacks it is the best line
                 return line
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(
+            # The key's own line: a block value (a list, a mapping) starts on a later one.
+            line, node = pair[0].start_mark.line + 1, pair[1]
+            continue
+        if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(
             node.value
         ):
             node = node.value[key]

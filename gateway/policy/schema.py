@@ -186,6 +186,17 @@ class BackendSpec(Strict):
         "anthropic and self-hosted models)",
     )
     simulate: SimulatorSpec | None = None
+    approved_for: list[Literal["pii", "secret", "phi"]] | None = Field(
+        default=None, min_length=1,
+        description="sensitivity categories this backend outside self_hosted is approved to "
+        "receive unredacted (a BAA for phi, a DPA for pii): leak-path checks accept routes "
+        "to it for these categories only; needs `approval`",
+    )
+    approval: str | None = Field(
+        default=None, min_length=1, max_length=200,
+        description="the approval's reference (a BAA or DPA id, a ticket): named in the audit "
+        "row of every sensitive request it carried and by `policy explain`",
+    )
     # The keys only this backend's kind accepts, validated by the kind's own schema (see
     # _kind_options): not a key of the YAML, which keeps every backend's keys flat.
     options: OptionsSpec = Field(default_factory=OptionsSpec, exclude=True)
@@ -215,6 +226,12 @@ class BackendSpec(Strict):
     def _keys_named_one_way(self) -> BackendSpec:
         if self.api_key_env is not None and self.api_key_file is not None:
             raise ValueError("api_key_env and api_key_file are both given: name the key one way")
+        if (self.approved_for is None) != (self.approval is None):
+            raise ValueError("approved_for and approval go together: the categories, and the "
+                             "reference of the approval that covers them")
+        if self.approved_for is not None and self.zone == "self_hosted":
+            raise ValueError("approved_for is for backends outside self_hosted (sensitive data "
+                             "may reach self_hosted ones anyway)")
         return self
 
 
@@ -272,6 +289,11 @@ class TenantSpec(Strict):
         "replaced by typed placeholders (off by default: only metadata is recorded); "
         "`full` does that too and also keeps stored Responses API responses as sent, "
         "which previous_response_id needs",
+    )
+    responses_retention_hours: float | None = Field(
+        default=None, gt=0,
+        description="how long this tenant's stored Responses API responses can be continued "
+        "and read (with store_content: full); default: GATEWAY_RESPONSES_RETENTION_DAYS",
     )
     detectors: list[TenantDetectorSpec] = Field(
         default_factory=list,

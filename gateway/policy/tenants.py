@@ -40,6 +40,8 @@ class TenantPolicy:
     detectors: tuple[TenantDetector, ...] = ()  # its own, and the values allowed for it
     min_confidence: float = 0.0
     store_content: StoreContent = StoreContent.NONE
+    # Stored Responses kept this long (seconds); None: the process-wide retention setting.
+    responses_retention_s: float | None = None
     on_budget_store_error: BudgetStoreFailure = BudgetStoreFailure.FAIL_OPEN
     tenant_limits: ScopeLimits = TENANT_SCOPE
     key_budget: BudgetLimits | None = None  # what each of its API keys gets (`per_key`)
@@ -110,6 +112,8 @@ def compile_tenant(
         min_confidence=(spec.min_confidence if spec.min_confidence is not None
                         else default_min_confidence),
         store_content=StoreContent(spec.store_content),
+        responses_retention_s=(None if spec.responses_retention_hours is None
+                               else spec.responses_retention_hours * 3600),
         on_budget_store_error=BudgetStoreFailure(spec.on_budget_store_error),
         tenant_limits=tenant or TENANT_SCOPE,
         key_budget=key_budget,

@@ -2,8 +2,9 @@
 
 - names that do not resolve (backends, models, duplicate names);
 - rules no request can reach (after a catch-all, or after an identical condition);
-- a sensitive category that can reach a backend outside the self_hosted zone without redaction,
-  through a rule, a fallback, or the default route of a model pool;
+- a sensitive category that can reach a backend outside the self_hosted zone without redaction
+  (and without that backend's approval for the category, `approved_for`), through a rule, a
+  fallback, or the default route of a model pool;
 - a simulated backend the simulator would refuse to start (policy/simulation.py).
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from gateway.policy.rule_schema import RuleSpec
 from gateway.policy.schema import ModelPoolSpec, PolicyFile
 from gateway.policy.simulation import simulation_problems
+from gateway.policy.suggestions import did_you_mean
 
 Loc = tuple[str | int, ...]
 SENSITIVE_CATEGORIES = ("pii", "secret", "phi")
@@ -24,8 +26,8 @@ def semantic_problems(spec: PolicyFile) -> list[tuple[Loc, str]]:
     problems: list[tuple[Loc, str]] = []
     problems += _names(spec)
     problems += _shadow_names(spec)
-    if problems:
-        return problems  # the checks below assume every reference resolves
+    # The checks below pass over names that do not resolve (reported just above), so one
+    # pass reports those and everything else.
     problems += _unreachable(spec.rules)
     problems += _leaks(spec)
     for i, backend in enumerate(spec.backends):
@@ -45,7 +47,7 @@ def _shadow_names(spec: PolicyFile) -> list[tuple[Loc, str]]:
     if spec.shadow is None:
         return []
     names = {b.name for b in spec.backends}
-    return [(("shadow", key), f"unknown backend {name!r}")
+    return [(("shadow", key), f"unknown backend {name!r}{did_you_mean(name, names)}")
             for key, name in (("strong", spec.shadow.strong), ("judge", spec.shadow.judge))
             if name not in names]
 
@@ -58,7 +60,8 @@ def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:
             out.append((("backends", i, "name"), f"duplicate backend name {backend.name!r}"))
         seen.add(backend.name)
     if isinstance(spec.baseline, str) and spec.baseline not in seen:
-        out.append((("baseline",), f"unknown backend {spec.baseline!r}"))
+        out.append((("baseline",), f"unknown backend {spec.baseline!r}"
+                    f"{did_you_mean(spec.baseline, seen)}"))
     for model, pool in spec.models.items():
         members = pool.backends if isinstance(pool, ModelPoolSpec) else pool
         prefix: Loc = ("models", model, "backends") if isinstance(pool, ModelPoolSpec) else (
@@ -67,11 +70,13 @@ def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:
             out.append((prefix, "the candidate list is empty"))
         for j, name in enumerate(members):
             if name not in seen:
-                out.append(((*prefix, j), f"undefined backend {name!r}"))
+                out.append(((*prefix, j), f"undefined backend {name!r}"
+                            f"{did_you_mean(name, seen)}"))
     for tenant, tenant_spec in spec.tenants.items():
         for j, model in enumerate(tenant_spec.models or []):
             if model not in spec.models and model not in seen:
-                out.append((("tenants", tenant, "models", j), f"unknown model {model!r}"))
+                out.append((("tenants", tenant, "models", j), f"unknown model {model!r}"
+                            f"{did_you_mean(model, [*spec.models, *seen])}"))
     zones = {b.zone for b in spec.backends}
     rule_names: set[str] = set()
     for i, rule in enumerate(spec.rules):
@@ -81,7 +86,8 @@ def _names(spec: PolicyFile) -> list[tuple[Loc, str]]:
         for field in ("backends", "allow_backends", "prefer", "fallbacks", "spill_to"):
             for j, name in enumerate(getattr(rule, field) or ()):
                 if name not in seen:
-                    out.append((("rules", i, field, j), f"undefined backend {name!r}"))
+                    out.append((("rules", i, field, j), f"undefined backend {name!r}"
+                                f"{did_you_mean(name, seen)}"))
         for j, zone in enumerate(rule.allow_zones or ()):
             if zone not in zones:
                 out.append((("rules", i, "allow_zones", j), f"no backend is in zone {zone!r}"))
@@ -106,30 +112,37 @@ def _unreachable(rules: list[RuleSpec]) -> list[tuple[Loc, str]]:
 def _leaks(spec: PolicyFile) -> list[tuple[Loc, str]]:
     out: list[tuple[Loc, str]] = []
     zone_of = {b.name: b.zone for b in spec.backends}
+    approved = {b.name: set(b.approved_for or ()) for b in spec.backends}
+
+    def leaves(name: str, category: str) -> bool:
+        """Unredacted data of this category would leave home without an approval."""
+        return zone_of.get(name, SAFE_ZONE) != SAFE_ZONE and category not in approved[name]
+
     for category in SENSITIVE_CATEGORIES:
         caught = False
         for i, rule in enumerate(spec.rules):
             when = rule.when
-            sees = when.sensitivity is None or category in when.sensitivity
+            # A request can carry several categories: a rule for any of them sees this one.
+            sees = when.sensitivity is None or category in when.sensitivity or any(
+                c in SENSITIVE_CATEGORIES for c in when.sensitivity)
             if not sees:
                 continue
             if rule.deny is None and not rule.redact:
-                external = sorted(
-                    n for n in _reachable(spec, rule) if zone_of[n] != SAFE_ZONE
-                )
+                external = sorted(n for n in _reachable(spec, rule) if leaves(n, category))
                 if external:
                     out.append((("rules", i), f"requests with {category} findings can reach "
                                 f"{', '.join(external)} outside the {SAFE_ZONE} zone without "
                                 "redaction (restrict allow_zones or set redact: true)"))
             others = when.model_copy(update={"sensitivity": None})
-            if others.is_catch_all():
+            every = when.sensitivity is None or category in when.sensitivity
+            if every and others.is_catch_all():
                 caught = True  # every request with this category stops here
                 break
         if not caught:
             external = sorted({
                 n for model in spec.models for n in pool_members(spec, model)
-                if zone_of[n] != SAFE_ZONE
-            } | {n for n, zone in zone_of.items() if zone != SAFE_ZONE})
+                if leaves(n, category)
+            } | {n for n in zone_of if leaves(n, category)})
             if external:
                 out.append((("rules",), f"requests with {category} findings that no rule "
                             f"catches reach {', '.join(external)} outside the {SAFE_ZONE} zone "
@@ -146,6 +159,7 @@ def _reachable(spec: PolicyFile, rule: RuleSpec) -> set[str]:
     else:
         names = [b.name for b in spec.backends]  # any model, including each backend by name
     reach = set(names) | set(rule.fallbacks or ()) | set(rule.spill_to or ())
+    reach &= {b.name for b in spec.backends}  # names that do not resolve are reported apart
     if rule.allow_backends is not None:
         reach &= set(rule.allow_backends)
     if rule.allow_zones is not None:

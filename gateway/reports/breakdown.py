@@ -27,6 +27,7 @@ class Line:
     sensitive: int = 0
     sensitive_external: int = 0
     redacted: int = 0
+    sensitive_approved: int = 0  # of sensitive_external: unredacted under an approval
 
     @property
     def cost_micro_usd(self) -> int:
@@ -63,7 +64,7 @@ def _numbers(g: CostedGroup) -> dict[str, int]:
         "api_requests": u.requests if away else 0,
         "self_hosted_tokens": u.tokens if home else 0, "api_tokens": u.tokens if away else 0,
         "sensitive": u.sensitive, "sensitive_external": u.sensitive_external,
-        "redacted": u.redacted,
+        "redacted": u.redacted, "sensitive_approved": u.sensitive_approved,
     }
 
 

@@ -48,6 +48,7 @@ class UsageGroup:
     sensitive: int = 0
     sensitive_external: int = 0
     redacted: int = 0
+    sensitive_approved: int = 0  # of sensitive_external: unredacted, under an approval
 
     @property
     def tokens(self) -> int:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from html import escape
 
+from gateway.reports.html_controls import CSS as CONTROLS_CSS
 from gateway.reports.html_economics import economics_section
 from gateway.reports.page_data import QUANTILES, PageData, Share
 from gateway.reports.svg_charts import (
@@ -19,7 +20,8 @@ from gateway.reports.svg_charts import (
     stacked_bars,
 )
 
-PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+# Forms may only go back to the page itself (the served page's range and tenant controls).
+PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
 BASELINE_COLOUR = "#9aa3ad"
 PERCENTILE_COLOURS = ("#9ecae1", "#4292c6", "#08519c")  # p50, p95, p99: light to dark
 
@@ -79,8 +81,9 @@ def share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "–"
 
 
-def render_page(data: PageData, extra: Sequence[str] = ()) -> str:
-    """`extra`: sections rendered elsewhere (already escaped), after the page's own."""
+def render_page(data: PageData, extra: Sequence[str] = (), controls: str = "") -> str:
+    """`extra`: sections rendered elsewhere (already escaped), after the page's own;
+    `controls`: the served page's range and tenant form (html_controls.py), under the title."""
     rng = data.range
     scope = f"tenant {rng.tenant}" if rng.tenant else "all tenants"
     title = f"Gateway report · {rng.since} – {rng.until}"
@@ -89,6 +92,7 @@ def render_page(data: PageData, extra: Sequence[str] = ()) -> str:
         f"{len(data.days)} days) · {escape(scope)} · generated "
         f"{data.generated_at:%Y-%m-%d %H:%M} UTC</p>"
     )
+    head += controls
     if data.empty:
         parts = [head, '<section class="empty" id="empty"><h2>No requests in this range</h2>'
                  '<p class="note">Nothing was recorded for this range and tenant. Widen the '
@@ -104,7 +108,8 @@ def render_page(data: PageData, extra: Sequence[str] = ()) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         # Also when opened from a file: nothing in the page may run or load anything.
         f'<meta http-equiv="Content-Security-Policy" content="{PAGE_CSP}">'
-        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
+        f"<title>{escape(title)}</title><style>{CSS}{CONTROLS_CSS if controls else ''}"
+        "</style></head>"
         f"<body><main>{''.join(parts)}</main></body></html>"
     )
 
@@ -133,8 +138,10 @@ def _cards(data: PageData) -> str:
         _card("Served self-hosted", share(data.self_hosted_requests, data.requests),
               f"{data.self_hosted_requests:,} requests"),
         _card("Sensitive kept at home", f"{data.sensitive_kept_home:,} of {data.sensitive:,}",
-              share(data.sensitive_kept_home, data.sensitive) if data.sensitive
-              else "no sensitive requests"),
+              (share(data.sensitive_kept_home, data.sensitive) if data.sensitive
+               else "no sensitive requests")
+              + (f"; {data.sensitive_approved:,} to approved vendors"
+                 if data.sensitive_approved else "")),
     )) + "</section>"
 
 
@@ -253,7 +260,10 @@ def _savings(data: PageData) -> str:
         f'<section id="savings"><h2>Savings against the baseline</h2><p class="note">{note} '
         f"Served self-hosted: {share(data.self_hosted_requests, data.requests)} of requests; "
         f"sensitive requests kept at home: {data.sensitive_kept_home:,} of "
-        f"{data.sensitive:,}.</p>{legend}{chart}"
+        f"{data.sensitive:,}"
+        + (f", sent to approved vendors under their approval: {data.sensitive_approved:,}"
+           if data.sensitive_approved else "")
+        + f".</p>{legend}{chart}"
         "<table><thead><tr><th>Tenant</th><th>Requests</th><th>Cost</th><th>Baseline</th>"
         f"<th>Saved</th><th>Saved %</th></tr></thead><tbody>{rows}</tbody>"
         f"<tfoot>{total}</tfoot></table></section>"

@@ -77,6 +77,7 @@ class DailyTotals:
     sensitive: int
     sensitive_external: int
     gpu_micro_usd: int = 0  # the part of cost_micro_usd that is GPU-hours paid
+    sensitive_approved: int = 0  # of sensitive_external: unredacted, under an approval
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,9 @@ class PageData:
     gpu_micro_usd: int = 0  # GPU-hours paid, idle included
     idle_micro_usd: int = 0  # GPU-hours no request used (a series of its own in the chart)
     economics: tuple[BackendEconomics, ...] = ()
+    # Sensitive requests sent unredacted to external backends under their approval
+    # (`approved_for`): not kept at home, and not a leak either.
+    sensitive_approved: int = 0
 
     @property
     def empty(self) -> bool:
@@ -145,7 +149,8 @@ def build_page(
     by_rule: dict[str, int] = {}
     tenants: dict[str, list[Any]] = {}  # id → [name, requests, cost, baseline]
     totals = dict.fromkeys(
-        ("requests", "errors", "cost", "baseline", "home", "sensitive", "kept", "gpu", "idle"),
+        ("requests", "errors", "cost", "baseline", "home", "sensitive", "kept", "approved", "gpu",
+         "idle"),
         0,
     )
     for g in daily:
@@ -173,6 +178,7 @@ def build_page(
         totals["home"] += g.requests if g.zone == SELF_HOSTED else 0
         totals["sensitive"] += g.sensitive
         totals["kept"] += g.sensitive - g.sensitive_external
+        totals["approved"] += g.sensitive_approved
     # Idle GPUs last, whatever they cost: they are not a backend anyone was routed to.
     order = sorted(cost, key=lambda b: (b == IDLE, -sum(cost[b]), -by_backend.get(b, 0), b))
     latency = tuple(
@@ -208,6 +214,7 @@ def build_page(
         gpu_micro_usd=totals["gpu"],
         idle_micro_usd=totals["idle"],
         economics=tuple(economics),
+        sensitive_approved=totals["approved"],
     )
 
 
@@ -241,9 +248,10 @@ def _fold(model: CostModel, tenant: str | None) -> list[DailyTotals]:
         if tenant is not None and tenant not in (u.tenant, u.tenant_id):
             continue
         entry = found.setdefault((u.day, u.tenant_id, u.backend, u.rule, u.zone),
-                                 [u.tenant, 0, 0, 0, 0, 0, 0, 0])
+                                 [u.tenant, 0, 0, 0, 0, 0, 0, 0, 0])
         for k, v in enumerate((u.requests, u.errors, g.cost_micro_usd, u.baseline_micro_usd,
-                               u.sensitive, u.sensitive_external, g.gpu_micro_usd), start=1):
+                               u.sensitive, u.sensitive_external, g.gpu_micro_usd,
+                               u.sensitive_approved), start=1):
             entry[k] += v
     daily = [DailyTotals(day, tid, e[0], backend, rule, zone, *e[1:])
              for (day, tid, backend, rule, zone), e in found.items()]

@@ -77,6 +77,7 @@ async def usage_groups(conn: AsyncConnection, period: Period) -> list[UsageGroup
         d.day, d.tenant_id, d.tenant, d.requested_model, d.backend, d.rule, d.zone, d.requests,
         d.errors, d.prompt_tokens, d.completion_tokens, d.cached_tokens, d.cost_micro_usd,
         d.baseline_cost_micro_usd, d.sensitive, d.sensitive_external, d.redacted,
+        d.sensitive_approved,
     ).where(d.day >= first, d.day <= last)
     return [
         UsageGroup(
@@ -84,6 +85,7 @@ async def usage_groups(conn: AsyncConnection, period: Period) -> list[UsageGroup
             r.tenant, r.requested_model, r.backend, r.rule, r.zone, r.requests, r.errors,
             r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.cost_micro_usd,
             r.baseline_cost_micro_usd, r.sensitive, r.sensitive_external, r.redacted,
+            r.sensitive_approved,
         )
         for r in await conn.execute(stmt)
     ]

@@ -65,6 +65,7 @@ def savings_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
         ("self_hosted_share", Kind.RATIO), ("self_hosted_token_share", Kind.RATIO),
         ("sensitive", Kind.COUNT), ("sensitive_kept_home", Kind.COUNT),
         ("sensitive_external", Kind.COUNT), ("redacted", Kind.COUNT),
+        ("sensitive_approved", Kind.COUNT),
     )
 
     def cells(x: Line) -> tuple[Cell, ...]:
@@ -77,6 +78,7 @@ def savings_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
             x.api_requests, _share(x.self_hosted_requests, served),
             _share(x.self_hosted_tokens, tokens), x.sensitive,
             x.sensitive - x.sensitive_external, x.sensitive_external, x.redacted,
+            x.sensitive_approved,
         )
 
     ordered = _ordered(by, lines, lambda x: -x.saved_micro_usd)

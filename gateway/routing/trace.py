@@ -169,6 +169,8 @@ def audit_event(
         failures=attempts.errors,
         telemetry=_telemetry_note(route.fleet, backend, decision) if route is not None else None,
         slo_miss=decision.slo_miss if decision else None,
+        approval=(backend.approval_used(profile.sensitivity, attempts.redacted)
+                  if backend else None),
         content=content,
     )
 

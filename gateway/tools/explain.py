@@ -62,6 +62,10 @@ async def explain(
         },
         "slo_miss": decision.slo_miss,
         "rejected": [{"backend": r.backend, "reason": r.reason} for r in decision.rejected],
+        # The approvals (policy `approval`) under which this request's sensitive data would
+        # reach each external candidate unredacted.
+        "approvals": {b.name: used for b in (decision.primary, *decision.fallbacks)
+                      if (used := b.approval_used(profile.sensitivity, decision.redact))},
     }
     return out
 
@@ -142,6 +146,9 @@ def render_table(result: dict[str, Any]) -> str:
             + (f"; calibrated ×{inputs['calibration']:.2f} to recent measurements"
                if inputs.get("calibration", 1.0) != 1.0 else "")
         )
+    for backend, approval in result.get("approvals", {}).items():
+        lines.append(f"approval   {backend}: {approval} (sensitivity "
+                     f"{', '.join(p['sensitivity'])} sent unredacted under it)")
     if result.get("slo_miss"):
         lines.append(f"SLO miss   {result['slo_miss']}")
     if result["rejected"]:

@@ -210,8 +210,10 @@ class Replayer:
             return Outcome(None, refusal="unroutable", reason=f"{exc.code}: {exc.message}")
         exposed = None
         if profile.sensitivity and not decision.redact:
+            # Outside self_hosted and not approved there for every category it carries.
             exposed = next(
-                (b.name for b in decision.candidates if b.zone != Zone.SELF_HOSTED), None
+                (b.name for b in decision.candidates if b.zone != Zone.SELF_HOSTED
+                 and b.approval_used(profile.sensitivity, redacted=False) is None), None
             )
         return Outcome(
             backend=decision.primary.name,

@@ -241,6 +241,18 @@ class Backend:
     # Serves OpenAI's Responses API (/v1/responses) itself: Responses requests pass through
     # rather than being translated to chat completions (policy `responses_api`).
     responses_native: bool = False
+    # Sensitivity categories this external backend is approved to receive unredacted, and
+    # the approval's reference (policy `approved_for`, `approval`).
+    approved_for: frozenset[str] = frozenset()
+    approval: str | None = None
+
+    def approval_used(self, sensitivity: tuple[str, ...], redacted: bool) -> str | None:
+        """The approval a request with these findings relied on here: it left self_hosted
+        unredacted, and every category it carried is one this backend is approved for."""
+        if (not sensitivity or redacted or self.approval is None
+                or self.zone == Zone.SELF_HOSTED):
+            return None
+        return self.approval if self.approved_for.issuperset(sensitivity) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,6 +368,9 @@ class AuditEvent:
     failures: tuple[str, ...] = ()
     telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
     slo_miss: str | None = None  # RouteDecision.slo_miss: why the TTFT target was not promised
+    # The approval (policy `approval`) that let this request's sensitive data reach an
+    # external backend unredacted; None when none was needed.
+    approval: str | None = None
     # Prompt and answer with sensitive spans already replaced: only for tenants that opted in
     # (store_content: redacted). Kept beside the row, outside its hash.
     content: AuditContent | None = None

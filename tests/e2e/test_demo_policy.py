@@ -188,3 +188,15 @@ def test_a_burst_spills_over_from_the_saturated_engines_to_an_api(demo: Demo) ->
     assert {h["x-gateway-backend"] for h in spilled} <= {"gpt-4o", "claude-sonnet"}
     assert {h["x-gateway-backend"] for h in replies} & SELF_HOSTED  # they were used first
     assert all(h["x-gateway-rule"] == "cheapest-good-enough" for h in replies)
+
+
+def test_the_demo_chains_responses_with_previous_response_id(demo: Demo) -> None:
+    """A newcomer's second Responses call, the SDK's usual way: the demo tenant keeps its
+    conversations (for a day), so it continues instead of answering 400."""
+    with demo.client() as client:
+        first = client.responses.create(model="auto", input="My name is Ada.",
+                                        max_output_tokens=8)
+        second = client.responses.create(model="auto", previous_response_id=first.id,
+                                         input="What is my name?", max_output_tokens=8)
+        assert first.store is True and second.previous_response_id == first.id
+        assert second.usage.input_tokens > first.usage.input_tokens

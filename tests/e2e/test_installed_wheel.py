@@ -31,16 +31,19 @@ DEMO_PORTS = (8101, 8102, 8201, 8202)  # the demo policy's simulated backends
 class Installed:
     venv: Path
     home: Path  # an empty working directory outside the repository
+    data: Path  # XDG_DATA_HOME: the gateway's state goes to <data>/gateway
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("GATEWAY_", "PYTHON", "VIRTUAL_ENV"))}
         env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["XDG_DATA_HOME"] = str(self.data)  # the per-user state home, kept to this test
         return {**env, **extra}
 
     def run(self, *args: str, stdin: str | None = None, timeout: float = 120,
-            **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.venv / "bin" / "gateway"), *args], cwd=self.home,
+            cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(self.venv / "bin" / "gateway"), *args],
+                              cwd=cwd or self.home,
                               env=self.env(**env), input=stdin, capture_output=True,
                               text=True, timeout=timeout, check=False)
 
@@ -75,7 +78,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     (site / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     home = work / "empty"
     home.mkdir()
-    return Installed(venv, home)
+    return Installed(venv, home, work / "data")
 
 
 def test_the_package_is_imported_from_the_wheel_with_its_data(installed: Installed) -> None:
@@ -137,7 +140,8 @@ def test_the_demo_runs_and_every_command_reads_it(
 ) -> None:
     log = (installed.home / "serve.log").read_text()
     assert "the demo policy" in log and "API key of tenant 'demo'" in log
-    assert (installed.home / ".gateway" / "admin-key").stat().st_mode & 0o777 == 0o600
+    assert (installed.data / "gateway" / "admin-key").stat().st_mode & 0o777 == 0o600
+    assert not (installed.home / ".gateway").exists()  # state lives in the per-user home
     created = installed.run("keys", "create", "--tenant", "demo", "--name", "wheel-test")
     assert created.returncode == 0 and created.stdout.strip().startswith("sk-gw-")
     sent = installed.run("demo", "traffic", "--url", demo, "--requests", "16", "--burst", "8")
@@ -152,6 +156,22 @@ def test_the_demo_runs_and_every_command_reads_it(
             break
         time.sleep(0.5)
     assert totals["requests"] == 24 and float(totals["cost_usd"]) > 0
+    # Another directory finds the same state; pointed at nothing, a one-line refusal.
+    elsewhere = installed.home.parent / "elsewhere"
+    elsewhere.mkdir()
+    there = installed.run("report", "cost", "--since", "1h", "--format", "json", cwd=elsewhere)
+    assert there.returncode == 0, there.stderr
+    # The same requests and tokens (idle GPU-hours grow between the two reads).
+    def served(out: str) -> list[tuple[str, int, int]]:
+        return [(r["tenant"], r["requests"], r["tokens"]) for r in json.loads(out)["rows"]]
+
+    assert served(there.stdout) == served(cost.stdout)
+    status = installed.run("status", cwd=elsewhere)
+    assert status.returncode == 0 and f"{demo}/v1" in status.stdout, status.stdout
+    nowhere = installed.run("report", "cost", cwd=elsewhere, GATEWAY_HOME=str(elsewhere / "x"))
+    assert nowhere.returncode == 2 and len(nowhere.stderr.strip().splitlines()) == 1
+    assert f"no gateway database at {elsewhere / 'x' / 'gateway.db'}" in nowhere.stderr
+    assert not (elsewhere / "x").exists()  # looked, never created
     page = installed.run("report", "html", "--out", "page.html", "--since", "7d")
     assert page.returncode == 0, page.stderr
     assert "<svg" in (installed.home / "page.html").read_text()

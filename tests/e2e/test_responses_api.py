@@ -2,7 +2,8 @@
 simulated vLLM backends (the translated path: Responses → chat completions → Responses).
 
 Tenant `keeper` may store conversations (`store_content: full`), `other` too (for isolation),
-`plain` has the default `store_content: none`.
+`plain` has the default `store_content: none`; `brief` stores them for its own short
+retention (`responses_retention_hours`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class ResponsesRig:
 def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResponsesRig]:
     tmp = tmp_path_factory.mktemp("responses")
     db_url = f"sqlite+aiosqlite:///{tmp}/gw.db"
-    keys = {name: create_key(db_url, name) for name in ("keeper", "other", "plain", "thrifty")}
+    keys = {name: create_key(db_url, name) for name in ("keeper", "other", "plain", "thrifty",
+                                                        "brief")}
     sim = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=3, **FAST)))
     flaky = ServerThread(create_sim_app(SimConfig(model_name="sim-model", seed=4, **FAST)))
     sim.start()
@@ -70,6 +72,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResponsesRig]:
         "  failover: {backends: [flaky, local], strategy: priority}\n"
         "tenants:\n  keeper: {store_content: full}\n  other: {store_content: full}\n"
         "  thrifty: {budget: {daily_usd: 0.0002}}\n"
+        "  brief: {store_content: full, responses_retention_hours: 0.0005}\n"  # 1.8 s
     )
     settings = Settings(database_url=db_url, admin_key="admin-test-key",
                         audit_log_path=str(tmp / "audit.jsonl"), upstream_read_timeout_s=2.0)
@@ -198,6 +201,21 @@ def test_previous_response_id_continues_the_conversation(rig: ResponsesRig) -> N
     assert alone.store is False
     with pytest.raises(openai.NotFoundError):
         client.responses.retrieve(alone.id)
+
+
+def test_a_tenants_own_retention_ends_its_conversations(rig: ResponsesRig) -> None:
+    client = rig.client("brief")
+    first = client.responses.create(model="auto", input="My name is Ada.",
+                                    max_output_tokens=5)
+    assert first.store is True
+    client.responses.create(model="auto", previous_response_id=first.id,
+                            input="What is my name?", max_output_tokens=5)
+    time.sleep(2.0)  # past brief's 1.8 s; keeper's (the 30-day default) is untouched
+    with pytest.raises(openai.NotFoundError):
+        client.responses.create(model="auto", previous_response_id=first.id,
+                                input="And now?", max_output_tokens=5)
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(first.id)
 
 
 def test_retrieve_and_delete(rig: ResponsesRig) -> None:

@@ -15,7 +15,7 @@ from gateway.tenancy.repository import TenantExists, TenantRepository
 
 async def test_migrations_reach_head(engine: AsyncEngine) -> None:
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    assert head == "0006" and await current_revision(engine) == head
+    assert head == "0009" and await current_revision(engine) == head
 
 
 async def test_key_lifecycle_stores_only_a_hash(engine: AsyncEngine) -> None:

@@ -137,8 +137,9 @@ def test_start_without_the_database_is_honest_and_a_persisted_cache_serves_known
     dedicated_postgres.stop()
 
     (tmp_path / "fresh").mkdir()
+    # Nothing to serve from: only an orchestrated start (start_degraded) comes up, not ready.
     fresh = start_gateway(tmp_path / "fresh", policy, db_url,
-                          audit_spool_dir=str(tmp_path / "fresh" / "spool"))
+                          audit_spool_dir=str(tmp_path / "fresh" / "spool"), start_degraded="true")
     restarted: Process | None = None
     try:
         fresh.wait_healthy("/healthz", timeout_s=90)

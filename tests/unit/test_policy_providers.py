@@ -95,7 +95,8 @@ backends:
                           ("backends[0].anthropic_version", 9), ("backends[0].colour", 10)}
     assert found[("backends[0].anthropic_version", 9)] == (
         "anthropic_version applies to provider anthropic only")
-    assert found[("backends[0].colour", 10)] == "Extra inputs are not permitted"
+    assert found[("backends[0].colour", 10)] == (
+        "unknown key 'colour'; `gateway policy schema` lists the valid keys")
 
 
 def test_an_options_block_is_not_a_policy_key():

@@ -120,7 +120,7 @@ def test_redaction_leaves_allowed_values_in_place() -> None:
     ("{name: bad, regex: 'x', values: [y]}", "exactly one"),
     ("{name: bad, values: []}", "values is empty"),
     ("{name: bad, values: [ok, '  ']}", "empty value"),
-    ("{name: bad, values: [ok], category: pii}", "Extra inputs"),
+    ("{name: bad, values: [ok], category: pii}", "unknown key .category.; valid here: name"),
 ])
 def test_a_broken_allow_entry_is_refused_with_where_it_is(entry: str, why: str) -> None:
     broken = POLICY.replace("{name: browser_key, regex: 'AIzaSyB[A-Za-z0-9_-]{32}'}", entry)
