@@ -25,8 +25,9 @@ _ROLE_LOCALS = frozenset({b"git", b"noreply", b"no-reply", b"donotreply", b"do-n
 
 _LOCAL_END = frozenset(b"Aa0._%+'-")
 # A group between two colons, or a double colon next to a hex digit or a dot: code's "::"
-# (std::cout) matches too, and is sorted out by the checks after it.
-_V6_HINT = re.compile(rb":[0Aa]{1,4}:|[0Aa.]::|::[0Aa]")
+# (std::cout) matches too, and is sorted out by the checks after it. Led by the literal ":"
+# so the engine skips to each colon (a leading character class made it ~100x slower).
+_V6_HINT = re.compile(rb":(?:[0Aa]{1,4}:|:(?:(?=[0Aa])|(?<=[0Aa.]::)))")
 _V6_CHARS = frozenset(b"0123456789abcdefABCDEF:.")
 _V6_SUFFIX = re.compile(rb"/(\d{1,3})(?!\d|\.\d)|%[A-Za-z0-9_-]{1,32}")
 _SINGLE_COLON_END = (b"a:", b"A:", b"0:")
