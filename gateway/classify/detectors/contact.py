@@ -32,6 +32,7 @@ _V6_CHARS = frozenset(b"0123456789abcdefABCDEF:.")
 _V6_SUFFIX = re.compile(rb"/(\d{1,3})(?!\d|\.\d)|%[A-Za-z0-9_-]{1,32}")
 _SINGLE_COLON_END = (b"a:", b"A:", b"0:")
 _WORD = frozenset(b"Aa0_")
+_GLOBAL_HEAD = re.compile(rb"[23][0-9A-Fa-f]{3}:")  # first group of an address in 2000::/3
 
 
 def detect_emails(view: TextView) -> list[SensitiveSpan]:
@@ -87,10 +88,16 @@ def _ipv6_span(view: TextView, start: int, end: int) -> SensitiveSpan | None:
     # a double colon is.
     while end > start and (raw[end - 1] == 46 or classes[end - 2:end] in _SINGLE_COLON_END):
         end -= 1
-    if raw[start:start + 1] == b":" and raw[start + 1:start + 2] != b":":
+    if start > 0 and classes[start - 1] in _WORD:
+        # Glued to a word: only a label's colon may end it ("IPv6:2a00::1"), and what follows
+        # must open like a global address; "text2001:db8::1" is no literal of its own.
+        start = raw.find(b":", start, end) + 1
+        if _GLOBAL_HEAD.match(raw, start) is None:
+            return None
+    elif raw[start:start + 1] == b":" and raw[start + 1:start + 2] != b":":
         start += 1
-    if raw[start:end].count(b":") < 2 or (start > 0 and classes[start - 1] in _WORD):
-        return None  # "text2001:db8::1", "12:30": not a literal standing on its own
+    if raw[start:end].count(b":") < 2:
+        return None  # "12:30"
     candidate = raw[start:end].decode()
     if b"::" in raw[start:end] and not _plausible_compressed(candidate):
         return None

@@ -38,6 +38,8 @@ def stand_ins(text: str) -> list[str]:
         ("block 2a00:1450::/32 at the edge", "2a00:1450::/32"),
         ("block 2a00:1450::/32.", "2a00:1450::/32"),
         ("IPv6 2a00:1450::2: unreachable", "2a00:1450::2"),
+        ("IPv6:2a00:1450::1 is up", "2a00:1450::1"),  # a label glued on by its colon
+        ("id:2001:4860::8888", "2001:4860::8888"),
     ],
 )
 def test_written_forms_of_a_public_ipv6_address_are_found_whole(text: str,
@@ -49,7 +51,8 @@ def test_written_forms_of_a_public_ipv6_address_are_found_whole(text: str,
     "text",
     ["peer ::ffff:10.0.0.1", "peer ::ffff:0:192.168.1.1", "nat 64:ff9b::10.1.2.3",
      "loopback ::1", "unspecified ::", "link fe80::1%eth0", "std::cout << x", "a[1::2]",
-     "Foo::Bar::baz()", "d::c", "dead::beef", "at 12:34:56", "text2a00:1450::1",
+     "Foo::Bar::baz()", "d::c", "dead::beef", "at 12:34:56", "text2a00:1450::1", "text2001:db8::1",
+     "foo2001:db8::10.0.0.1", "text2a00:1450:4001::1",
      "2a00:1450::1text", "mac aa:bb:cc:dd:ee:ff"],
 )
 def test_internal_addresses_and_code_are_not_routed(text: str) -> None:
