@@ -10,9 +10,10 @@ date_of_birth, person, street_address; phi — medical_record_number, health_pla
 diagnosis; secret — secret.<format> (secret.aws_access_key, secret.jwt, secret.generic, …);
 tenant detectors — custom.<name> in the category the tenant chose.
 
-Reserved stand-ins (RFC 2606 e-mail domains, published test cards, documented example keys)
-are found too but flagged: routing and the evaluation ignore them, since they identify nobody;
-redaction masks them, since masking costs nothing and guessing wrong would leak.
+Reserved stand-ins (RFC 2606 e-mail domains, documentation IP addresses, published test cards,
+documented example keys) are found too but flagged: routing and the evaluation ignore them,
+since they identify nobody; redaction masks them, since masking costs nothing and guessing
+wrong would leak. Private, loopback and link-local IP addresses are not reported at all.
 """
 
 from __future__ import annotations

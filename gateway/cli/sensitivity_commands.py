@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
         SecretScore,
         Split,
     )
+    from gateway.tools.sensitivity_ip_cases import IpCaseReport
     from gateway.tools.sensitivity_word_problems import FlagRate
 
 
@@ -39,10 +40,13 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
               show_default=True, help="bootstrap rounds for 90 %% recall intervals (0: none)")
 @click.option("--word-problems/--no-word-problems", default=True, show_default=True,
               help="also count GSM8K / MMLU prompts flagged (routing/routellm_mmlu_gsm8k.jsonl)")
+@click.option("--ip-cases/--no-ip-cases", default=True, show_default=True,
+              help="also score IP addresses on Presidio's recognizer cases "
+                   "(pii/presidio_recognizer_cases.jsonl)")
 def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bool,
-                     split: Split, rounds: int, word_problems: bool) -> None:
-    """Precision/recall per entity type, false alarms, secrets recall/FP, word problems
-    flagged, scan latency."""
+                     split: Split, rounds: int, word_problems: bool, ip_cases: bool) -> None:
+    """Precision/recall per entity type, false alarms, IP address forms, secrets recall/FP,
+    word problems flagged, scan latency."""
     from gateway.classify.presidio import WithPresidio
     from gateway.classify.sensitivity import SensitivityScanner
     from gateway.tools.sensitivity_bench import latency_table
@@ -53,6 +57,7 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
         load_secret_cases,
         select_split,
     )
+    from gateway.tools.sensitivity_ip_cases import evaluate_ip_cases, load_ip_cases
     from gateway.tools.sensitivity_word_problems import word_problem_flags
 
     scanner: SensitivityScanner | WithPresidio = SensitivityScanner()
@@ -65,6 +70,10 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
         click.echo(format_pii(evaluate_pii(scanner, examples, rounds=rounds)))
     else:
         click.echo(f"(no {synthetic}: PII evaluation skipped)")
+    recognizer = data_root / "pii" / "presidio_recognizer_cases.jsonl"
+    if ip_cases and recognizer.exists():
+        found, unpositioned = load_ip_cases(recognizer)
+        click.echo(format_ip_cases(evaluate_ip_cases(scanner, found, unpositioned, rounds)))
     cases = load_secret_cases(data_root / "secrets")
     if cases:
         click.echo(format_secrets(evaluate_secrets(scanner, cases), details))
@@ -97,6 +106,27 @@ def format_pii(report: PiiReport) -> str:
                      f"{score.predicted:>11}{score.precision:>11.3f}")
     lines.append(f"  false alarms on sentences without personal data: {report.false_alarms}/"
                  f"{report.clean_sentences} = {report.false_alarm_rate:.3f}")
+    return "\n".join(lines) + "\n"
+
+
+def format_ip_cases(report: IpCaseReport) -> str:
+    lines = ["IP addresses, span level (Presidio recognizer cases), by the policy's reading of "
+             "the expected address",
+             f"  {'address':<16}{'gold':>6}{'routed':>9}{'90% CI':>15}{'masked':>9}"
+             f"{'90% CI':>15}"]
+    for score in report.scores:
+        cells = []
+        for found, interval in ((score.routed, score.routed_interval),
+                                (score.masked, score.masked_interval)):
+            recall = f"{found / score.gold:.3f}" if score.gold else "-"
+            ci = f"{interval.low:.3f}-{interval.high:.3f}" if interval else "-"
+            cells.append(f"{recall:>9}{ci:>15}")
+        lines.append(f"  {score.address_class:<16}{score.gold:>6}{''.join(cells)}")
+    lines.append("  (public: routed on; documentation: masked stand-ins; internal: private, "
+                 "loopback, link-local, not reported)")
+    lines.append(f"  cases without an address flagged: {report.negatives_flagged}/"
+                 f"{report.negatives}; positive cases without positions, skipped: "
+                 f"{report.unpositioned}")
     return "\n".join(lines) + "\n"
 
 

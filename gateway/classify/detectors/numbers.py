@@ -11,10 +11,10 @@ import re
 
 from gateway.classify.detectors.textview import TextView
 from gateway.classify.detectors.validators import (
+    ip_kind,
     is_payment_card,
     is_test_card,
     phone_digit_count_ok,
-    public_ip,
     ssn_valid,
 )
 from gateway.types import SensitiveSpan
@@ -67,11 +67,13 @@ def _judge_run(
     stand_ins: list[SensitiveSpan] = []  # kept apart: they must not change what else is found
     if segment.count(".") >= 3:
         for ip in _IPV4.finditer(segment):
-            if public_ip(ip.group()) and not _preceded_by_version(view.text, start + ip.start()):
-                found.append(SensitiveSpan("ip_address", "pii", start + ip.start(),
-                                           start + ip.end(), 0.9))
-        if found or digits < 7:
-            return found
+            kind = ip_kind(ip.group())
+            if kind is not None and not _preceded_by_version(view.text, start + ip.start()):
+                (found if kind == "public" else stand_ins).append(SensitiveSpan(
+                    "ip_address", "pii", start + ip.start(), start + ip.end(), 0.9,
+                    reserved=kind == "documentation"))
+        if found or stand_ins or digits < 7:
+            return found + stand_ins
     if digits >= 12:
         for card in _cards(segment, start):
             (stand_ins if card.reserved else found).append(card)
@@ -112,8 +114,14 @@ def _ssns(view: TextView, segment: str, start: int, has_card: bool) -> list[Sens
 
 
 def _preceded_by_version(text: str, start: int) -> bool:
-    before = text[max(0, start - 9):start].lower()
-    return before.endswith(("v", "version ", "version", "ver. "))
+    """"v1.2.3.4", "version: 1.2.3.4", "pkg==1.2.3.4": a four-part version number, which
+    shares an IPv4 address's shape (1.2.3.4 is also a routable address)."""
+    return _VERSION_BEFORE.search(text, max(0, start - 12), start) is not None
+
+
+_VERSION_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])v|(?<![A-Za-z])(?:version|ver\.?|release|build|firmware)[ :=]{1,3}"
+    r"|[=<>~!]=)\Z", re.IGNORECASE)
 
 
 def _phone(view: TextView, segment: str, start: int, end: int) -> SensitiveSpan | None:

@@ -7,6 +7,9 @@ rules are what make a 16-digit order id different from a payment card.
 from __future__ import annotations
 
 import ipaddress
+from typing import Literal
+
+IpKind = Literal["public", "documentation"]
 
 # ISO 13616 IBAN length per country (the registry's published lengths).
 IBAN_LENGTHS: dict[str, int] = {
@@ -21,6 +24,15 @@ IBAN_LENGTHS: dict[str, int] = {
     "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28, "TL": 23,
     "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
+
+# Address blocks reserved for documentation, by IP version.
+_DOCUMENTATION: dict[int, tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]] = {
+    4: (ipaddress.IPv4Network("192.0.2.0/24"), ipaddress.IPv4Network("198.51.100.0/24"),
+        ipaddress.IPv4Network("203.0.113.0/24")),
+    6: (ipaddress.IPv6Network("2001:db8::/32"), ipaddress.IPv6Network("3fff::/20")),
+}
+# The top 96 bits of ::ffff:0:0:0/96 (SIIT) and 64:ff9b::/96 (NAT64).
+_V4_CARRIERS = frozenset({0xFFFF0000, 0x0064FF9B << 64})
 
 # Published as examples or retired by the SSA; never issued to a person.
 _INVALID_SSNS = frozenset({"078051120", "219099999", "123456789", "111111111", "000000000"})
@@ -107,15 +119,40 @@ def public_ip(candidate: str) -> bool:
     and documentation addresses identify nobody, so coding prompts full of 127.0.0.1 and
     192.168.x.x are not flagged. IPv4 parts with leading zeros are rejected (not an address
     but a version string or a date more often than not)."""
+    return ip_kind(candidate) == "public"
+
+
+def ip_kind(candidate: str) -> IpKind | None:
+    """"public" for an address that can point at someone's device; "documentation" for the
+    ranges reserved for examples (RFC 5737, 3849, 9637), the stand-ins of addresses as
+    example.com is of mail domains; None for anything else (not an address, or a private,
+    loopback, link-local, multicast or unspecified one). An IPv6 address that carries an IPv4
+    one (mapped ::ffff:a.b.c.d, translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d, the old
+    ::a.b.c.d) is judged by it."""
     if "." in candidate and ":" not in candidate:
         parts = candidate.split(".")
         if len(parts) != 4 or any(len(p) > 1 and p[0] == "0" for p in parts):
-            return False
+            return None
     try:
         address = ipaddress.ip_address(candidate)
     except ValueError:
-        return False
-    return address.is_global and not address.is_multicast
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        address = _embedded_ipv4(address) or address
+    if any(address in network for network in _DOCUMENTATION[address.version]):
+        return "documentation"
+    return "public" if address.is_global and not address.is_multicast else None
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    packed = int(address)
+    # ::a.b.c.d (the deprecated "compatible" form; not :: or ::1), SIIT's ::ffff:0:a.b.c.d
+    # and NAT64's well-known prefix
+    if (packed >> 32 == 0 and packed > 1) or packed >> 32 in _V4_CARRIERS:
+        return ipaddress.IPv4Address(packed & 0xFFFFFFFF)
+    return None
 
 
 def phone_digit_count_ok(digits: int, has_plus: bool) -> bool:
