@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     # With Redis, each replica leases slices of budgets and rate limits for this long and
     # admits against them locally (gateway/budget/leasing.py); 0 asks Redis per request.
     budget_lease_s: float = Field(default=0.5, ge=0)
+    # While Redis is away, each replica serves a fail_open tenant at most this share of what
+    # was left of its budget (read from the audit log); gateway/routing/spend_guard.py.
+    budget_fail_open_share: float = Field(default=0.1, ge=0, le=1)
     # A request's header block must arrive within this long and stay under this size
     # (uvicorn bounds neither; gateway/cli/connection_guard.py).
     header_timeout_s: float = Field(default=15.0, gt=0)
