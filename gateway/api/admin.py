@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
-from gateway.api.auth import require_admin
+from gateway.api.auth import require_admin_throttled
 from gateway.api.parsing import parse_route_request
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
@@ -24,7 +24,7 @@ def _components(request: Request) -> Components:
 
 def admin_components(request: Request) -> Components:
     parts = _components(request)
-    require_admin(request, parts.secrets.admin_key)
+    require_admin_throttled(request, parts)
     return parts
 
 

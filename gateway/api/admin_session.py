@@ -18,8 +18,9 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from gateway.api.auth import key_matches
+from gateway.api.auth import admin_key_failed, client_address, key_matches
 from gateway.components import Components
+from gateway.tenancy.login_throttle import retry_after
 
 COOKIE = "gateway_admin_session"
 SESSION_S = 8 * 3600
@@ -110,9 +111,19 @@ async def login(request: Request) -> Response:
     if admin_key is None:
         return HTMLResponse(_form("The admin API is disabled: set GATEWAY_ADMIN_KEY.", target),
                             status_code=403, headers=PAGE_HEADERS)
+    parts: Components = request.app.state.components
+    address = client_address(request)
+    wait = parts.login_throttle.wait_s(address)
+    if wait > 0:  # refused before the key is compared: waiting is the only way on
+        parts.metrics.admin_auth_failures.labels(outcome="throttled").inc()
+        return HTMLResponse(
+            _form(f"Too many wrong keys: try again in {retry_after(wait)} s.", target),
+            status_code=429, headers={**PAGE_HEADERS, "retry-after": retry_after(wait)})
     if not given or not key_matches(given, admin_key):
+        admin_key_failed(parts, address)
         return HTMLResponse(_form("That is not the admin key.", target), status_code=401,
                             headers=PAGE_HEADERS)
+    parts.login_throttle.succeeded(address)
     response = RedirectResponse(target, status_code=303, headers=PAGE_HEADERS)
     response.set_cookie(COOKIE, session_value(admin_key, time.time()), max_age=SESSION_S,
                         path="/admin", httponly=True, samesite="strict",

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, Response
 
 from gateway.api.admin_session import has_session, login_redirect
-from gateway.api.auth import bearer_token, require_admin
+from gateway.api.auth import bearer_token, require_admin_throttled
 from gateway.components import Components
 from gateway.errors import InvalidRequest
 from gateway.reports.gpus import declared_gpus
@@ -44,7 +44,7 @@ async def report_page(
         wants_page = "text/html" in request.headers.get("accept", "")
         if admin_key and wants_page and bearer_token(request) is None:
             return login_redirect(request)
-        require_admin(request, admin_key)
+        require_admin_throttled(request, parts)
     first, last = page_days(since, until, datetime.now(UTC))  # the CLI's syntax: 7d, dates
     try:
         rng = report_range(first, last, tenant)
