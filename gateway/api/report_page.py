@@ -40,7 +40,7 @@ async def report_page(
 ) -> Response:
     parts: Components = request.app.state.components
     admin_key = parts.secrets.admin_key  # re-read when its file rotates
-    if not has_session(request, admin_key):
+    if not await has_session(request, admin_key):
         wants_page = "text/html" in request.headers.get("accept", "")
         if admin_key and wants_page and bearer_token(request) is None:
             return login_redirect(request)
