@@ -108,6 +108,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     if workers > 1:
         # Set after the simulators started: their own metrics stay out of the gateway's.
         _share_metrics(settings.metrics_dir)
+        from gateway.assembly.parent_watch import PARENT_ENV
+
+        os.environ[PARENT_ENV] = str(os.getpid())  # the workers die with this process
     if simulators_ready is not None:
         simulators_ready()  # the first scrape then finds every engine
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
