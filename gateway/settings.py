@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     # loss can cost the rows of the last interval. Off: a crash loses the last ~0.2 s.
     audit_journal: bool = True
     audit_journal_fsync_s: float = Field(default=0.1, gt=0)
+    # Journal rows not yet stored in the database or the spool, at most; beyond, a row is
+    # held in memory only (as on a full disk) and readiness fails until it drains.
+    audit_journal_max_bytes: int = Field(default=64 * 1024 * 1024, ge=65536)
     # Optionally also one JSON line per request here ("-" means stderr): a mirror to tail.
     audit_log_path: str | None = None
 

@@ -17,6 +17,7 @@ from gateway.policy.tenants import BudgetStoreFailure
 
 router = APIRouter()
 AUDIT_BACKLOG_LIMIT = 100_000
+AUDIT_MIN_FREE_BYTES = 256 * 1024  # less, and the next spooled batch or journal file may fail
 
 
 @router.get("/healthz")
@@ -113,6 +114,11 @@ def audit_check(audit: AuditWriter) -> str:
     memory because even the spool fails, or a backlog that will not drain, are not."""
     if audit.problem is not None:
         return f"error: {audit.problem}"
+    free = audit.disk_free_bytes()
+    if free is not None and free < AUDIT_MIN_FREE_BYTES:
+        # Read from the disk at every probe, not from the last write's fate: a full volume
+        # stays "not ready" while idle, and is ready again once it has room.
+        return f"error: the audit spool's volume is full ({free} bytes free)"
     if audit.backlog >= AUDIT_BACKLOG_LIMIT:
         return f"error: backlog {audit.backlog}"
     spooled = audit.numbers()["spool_rows"]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gateway.api.health import check_level, redis_down, telemetry_check
+from gateway.api.health import (
+    AUDIT_MIN_FREE_BYTES,
+    audit_check,
+    check_level,
+    redis_down,
+    telemetry_check,
+)
 from gateway.policy.loader import parse_policy
 from gateway.policy.tenants import BudgetStoreFailure, TenantPolicy
 
@@ -51,3 +57,28 @@ def test_redis_down_is_an_error_only_when_every_tenant_fails_closed() -> None:
     verdict = redis_down("TimeoutError", policy)
     assert verdict.startswith("error") and check_level(verdict) == -1
     assert check_level("ok (3 backends)") == 1
+
+
+class IdleWriter:
+    """An audit writer with nothing wrong but the disk under it (what readiness reads)."""
+
+    problem = None
+    backlog = 0
+
+    def __init__(self, free_bytes: int | None) -> None:
+        self.free_bytes = free_bytes
+
+    def numbers(self) -> dict[str, int]:
+        return {"spool_rows": 0}
+
+    def disk_free_bytes(self) -> int | None:
+        return self.free_bytes
+
+
+def test_a_full_spool_volume_fails_readiness_while_idle_and_passes_once_it_has_room() -> None:
+    full = IdleWriter(4096)
+    verdict = audit_check(full)  # type: ignore[arg-type]
+    assert verdict.startswith("error") and "full" in verdict
+    assert audit_check(full) == verdict  # asked again with nothing written: the same answer
+    assert audit_check(IdleWriter(AUDIT_MIN_FREE_BYTES * 4)) == "ok"  # type: ignore[arg-type]
+    assert audit_check(IdleWriter(None)) == "ok"  # type: ignore[arg-type]
