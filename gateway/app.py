@@ -26,6 +26,7 @@ from gateway.api.openapi_document import truthful_openapi
 from gateway.api.report_page import router as report_page_router
 from gateway.api.reports import router as reports_router
 from gateway.assembly.overrides import Overrides
+from gateway.assembly.parent_watch import follow_parent
 from gateway.assembly.parts import assemble
 from gateway.classify.presidio import presidio_config
 from gateway.policy.loader import PolicySet
@@ -45,6 +46,7 @@ def create_app(
             raise ValueError("a policy is given twice: as `policy` and in `overrides`")
         overrides = replace(overrides, policy=policy)
     send_gateway_logs_to_stderr(settings.log_level)
+    follow_parent()  # a worker of `gateway serve --workers N` dies with it
     # Checked now, so a gateway told to use Presidio without it installed never starts.
     presidio = presidio_config(
         settings.presidio_entities, settings.presidio_min_score, settings.presidio_model

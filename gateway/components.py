@@ -4,7 +4,7 @@ behind them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ from gateway.secret_files import GatewaySecrets
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.tenancy.authenticator import KeyAuthenticator
 from gateway.tenancy.key_changes import KeyChangeListener
+from gateway.tenancy.login_throttle import LoginThrottle
 from gateway.tenancy.repository import TenantRepository
 from gateway.types import RouteRequest, TenantContext
 
@@ -83,3 +84,4 @@ class Components:
     key_changes: KeyChangeListener | None = None  # None on SQLite: no push channel
     responses: ResponseRepository | None = None  # stored Responses API responses
     shadow: ShadowJudge | None = None
+    login_throttle: LoginThrottle = field(default_factory=LoginThrottle)  # wrong admin keys

@@ -39,6 +39,9 @@ class Settings(BaseSettings):
     # With Redis, each replica leases slices of budgets and rate limits for this long and
     # admits against them locally (gateway/budget/leasing.py); 0 asks Redis per request.
     budget_lease_s: float = Field(default=0.5, ge=0)
+    # While Redis is away, each replica serves a fail_open tenant at most this share of what
+    # was left of its budget (read from the audit log); gateway/routing/spend_guard.py.
+    budget_fail_open_share: float = Field(default=0.1, ge=0, le=1)
     # A request's header block must arrive within this long and stay under this size
     # (uvicorn bounds neither; gateway/cli/connection_guard.py).
     header_timeout_s: float = Field(default=15.0, gt=0)
@@ -98,6 +101,9 @@ class Settings(BaseSettings):
     # loss can cost the rows of the last interval. Off: a crash loses the last ~0.2 s.
     audit_journal: bool = True
     audit_journal_fsync_s: float = Field(default=0.1, gt=0)
+    # Journal rows not yet stored in the database or the spool, at most; beyond, a row is
+    # held in memory only (as on a full disk) and readiness fails until it drains.
+    audit_journal_max_bytes: int = Field(default=64 * 1024 * 1024, ge=65536)
     # Optionally also one JSON line per request here ("-" means stderr): a mirror to tail.
     audit_log_path: str | None = None
 

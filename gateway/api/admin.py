@@ -10,10 +10,11 @@ from fastapi import APIRouter, Depends
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
-from gateway.api.auth import require_admin
+from gateway.api.auth import require_admin_throttled
 from gateway.api.parsing import parse_route_request
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
+from gateway.tenancy.names import TENANT_NAME_MAX, TENANT_NAME_PATTERN
 from gateway.tenancy.repository import TenantExists
 from gateway.types import Endpoint, TenantContext
 
@@ -24,7 +25,7 @@ def _components(request: Request) -> Components:
 
 def admin_components(request: Request) -> Components:
     parts = _components(request)
-    require_admin(request, parts.secrets.admin_key)
+    require_admin_throttled(request, parts)
     return parts
 
 
@@ -42,7 +43,7 @@ async def record_action(
 
 class TenantIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=TENANT_NAME_MAX, pattern=TENANT_NAME_PATTERN)
 
 
 def _utc(value: datetime | None) -> datetime | None:

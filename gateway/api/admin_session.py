@@ -2,8 +2,11 @@
 cookie (HttpOnly, SameSite=Strict, Path=/admin, Secure over HTTPS) that only the read-only
 report page accepts.
 
-The cookie holds an expiry and an HMAC of it under the admin key, never the key: nothing is
-stored server-side, every replica accepts it, and rotating the admin key ends every session.
+The cookie holds an expiry (in milliseconds) and an HMAC of it under the admin key, never the
+key: every replica accepts it, and rotating the admin key ends every session. Logging out
+ends every session issued until then, server-side: the admin log records it, and every
+replica reads it before accepting a cookie. Login and logout refuse cross-site requests
+(their Origin, else Referer, must be this host).
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import hashlib
 import hmac
 import html
 import time
-from urllib.parse import parse_qs, quote
+from datetime import UTC
+from urllib.parse import parse_qs, quote, urlsplit
 
 from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from gateway.api.auth import key_matches
+from gateway.api.auth import admin_key_failed, client_address, key_matches
 from gateway.components import Components
+from gateway.tenancy.login_throttle import retry_after
 
 COOKIE = "gateway_admin_session"
 SESSION_S = 8 * 3600
@@ -38,28 +43,70 @@ PAGE_HEADERS = {
 router = APIRouter(prefix="/admin", include_in_schema=False)
 
 
-def _sign(admin_key: str, expires: int) -> str:
-    mac = hmac.new(admin_key.encode(), f"report-session|{expires}".encode(), hashlib.sha256)
+REVOKE_ACTION = "session.revoke"  # in the admin log: sessions issued before it are over
+MAX_EXPIRY_DIGITS = 16  # milliseconds until the year 2286; a longer number is forged
+
+
+def _sign(admin_key: str, expires_ms: int) -> str:
+    mac = hmac.new(admin_key.encode(), f"report-session-ms|{expires_ms}".encode(),
+                   hashlib.sha256)
     return base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
 
 
 def session_value(admin_key: str, now_s: float) -> str:
-    expires = int(now_s) + SESSION_S
-    return f"{expires}.{_sign(admin_key, expires)}"
+    expires_ms = int(now_s * 1000) + SESSION_S * 1000
+    return f"{expires_ms}.{_sign(admin_key, expires_ms)}"
+
+
+def session_expiry_ms(value: str | None, admin_key: str | None, now_s: float) -> int | None:
+    """The expiry of a genuine, unexpired session cookie; None for anything else."""
+    if not value or not admin_key:
+        return None
+    expires_text, _, mac = value.partition(".")
+    # isdigit() alone admits "²" and other digits int() refuses, and int() refuses numbers
+    # over 4,300 digits: either would be a 500 for a forged cookie.
+    if not (expires_text.isascii() and expires_text.isdigit()
+            and len(expires_text) <= MAX_EXPIRY_DIGITS):
+        return None
+    expires_ms = int(expires_text)
+    if expires_ms < now_s * 1000 or not key_matches(mac, _sign(admin_key, expires_ms)):
+        return None
+    return expires_ms
 
 
 def valid_session(value: str | None, admin_key: str | None, now_s: float) -> bool:
-    if not value or not admin_key:
-        return False
-    expires_text, _, mac = value.partition(".")
-    # isdigit() alone admits "²" and other digits int() refuses: a 500 for a forged cookie.
-    if not (expires_text.isascii() and expires_text.isdigit()) or int(expires_text) < now_s:
-        return False
-    return key_matches(mac, _sign(admin_key, int(expires_text)))
+    return session_expiry_ms(value, admin_key, now_s) is not None
 
 
-def has_session(request: Request, admin_key: str | None) -> bool:
-    return valid_session(request.cookies.get(COOKIE), admin_key, time.time())
+async def has_session(request: Request, admin_key: str | None) -> bool:
+    """A genuine cookie, issued after the last logout (read from the admin log)."""
+    expires_ms = session_expiry_ms(request.cookies.get(COOKIE), admin_key, time.time())
+    if expires_ms is None:
+        return False
+    parts: Components = request.app.state.components
+    revoked = await parts.admin_log.last(REVOKE_ACTION)
+    if revoked is None:
+        return True
+    if revoked.tzinfo is None:  # SQLite hands back naive UTC
+        revoked = revoked.replace(tzinfo=UTC)
+    return expires_ms - SESSION_S * 1000 > revoked.timestamp() * 1000
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a state-changing form post comes from this host's own pages: the browser's
+    Sec-Fetch-Site says so, or (older browsers) its Origin, else Referer, names this Host
+    (these pages send no referrer, so their own posts carry Origin "null": Sec-Fetch-Site
+    is what tells them apart). A client that sends none of them (not a browser) is let
+    through; the cookie's SameSite=Strict stays the first line."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")  # "none": typed or bookmarked by the user
+    source = request.headers.get("origin") or request.headers.get("referer")
+    if source is None:
+        return True
+    host = request.headers.get("host", "").lower()
+    netloc = urlsplit(source).netloc.lower() if source != "null" else ""
+    return bool(host) and netloc == host
 
 
 def _admin_key(request: Request) -> str | None:
@@ -107,12 +154,25 @@ async def login(request: Request) -> Response:
     fields = parse_qs(body[:MAX_FORM_BYTES].decode("utf-8", "replace"))
     target = _safe_target((fields.get("next") or [None])[0])
     given = (fields.get("key") or [""])[0].strip()
+    if not same_origin(request):
+        return HTMLResponse(_form("Sign in from this gateway's own page.", target),
+                            status_code=403, headers=PAGE_HEADERS)
     if admin_key is None:
         return HTMLResponse(_form("The admin API is disabled: set GATEWAY_ADMIN_KEY.", target),
                             status_code=403, headers=PAGE_HEADERS)
+    parts: Components = request.app.state.components
+    address = client_address(request)
+    wait = parts.login_throttle.wait_s(address)
+    if wait > 0:  # refused before the key is compared: waiting is the only way on
+        parts.metrics.admin_auth_failures.labels(outcome="throttled").inc()
+        return HTMLResponse(
+            _form(f"Too many wrong keys: try again in {retry_after(wait)} s.", target),
+            status_code=429, headers={**PAGE_HEADERS, "retry-after": retry_after(wait)})
     if not given or not key_matches(given, admin_key):
+        admin_key_failed(parts, address)
         return HTMLResponse(_form("That is not the admin key.", target), status_code=401,
                             headers=PAGE_HEADERS)
+    parts.login_throttle.succeeded(address)
     response = RedirectResponse(target, status_code=303, headers=PAGE_HEADERS)
     response.set_cookie(COOKIE, session_value(admin_key, time.time()), max_age=SESSION_S,
                         path="/admin", httponly=True, samesite="strict",
@@ -121,7 +181,15 @@ async def login(request: Request) -> Response:
 
 
 @router.post("/logout")
-async def logout() -> Response:
+async def logout(request: Request) -> Response:
+    if not same_origin(request):
+        return Response("cross-site logout refused", status_code=403,
+                        media_type="text/plain", headers=PAGE_HEADERS)
+    if await has_session(request, _admin_key(request)):
+        # Only a signed-in browser may end the sessions (a stranger could otherwise sign the
+        # admin out at will); every copy of every earlier cookie stops working, everywhere.
+        parts: Components = request.app.state.components
+        await parts.admin_log.record("admin-session", REVOKE_ACTION, "report-page")
     response = RedirectResponse("/admin/login", status_code=303, headers=PAGE_HEADERS)
     response.delete_cookie(COOKIE, path="/admin", httponly=True, samesite="strict")
     return response

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import hmac
+import logging
 
 from starlette.requests import Request
 
-from gateway.errors import AuthenticationFailed, PermissionDenied
+from gateway.components import Components
+from gateway.errors import AuthenticationFailed, PermissionDenied, RateLimited
 from gateway.tenancy.authenticator import KeyAuthenticator
+from gateway.tenancy.login_throttle import retry_after
 from gateway.types import TenantContext
+
+log = logging.getLogger(__name__)
 
 
 def bearer_token(request: Request) -> str | None:
@@ -49,6 +54,40 @@ def require_admin(request: Request, admin_key: str | None) -> None:
         raise AuthenticationFailed("the admin API needs the admin key", code="missing_api_key")
     if not key_matches(token, admin_key):
         raise AuthenticationFailed("Incorrect admin key provided.")
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
+def require_admin_throttled(request: Request, parts: Components) -> None:
+    """require_admin behind the wrong-key back-off: while this address (or every address)
+    must wait, a 429 with Retry-After, the key not even compared."""
+    address = client_address(request)
+    wait = parts.login_throttle.wait_s(address)
+    if wait > 0:
+        refuse_throttled(parts, address, wait)
+    try:
+        require_admin(request, parts.secrets.admin_key)
+    except AuthenticationFailed as exc:
+        if exc.code != "missing_api_key":
+            admin_key_failed(parts, address)
+        raise
+    parts.login_throttle.succeeded(address)
+
+
+def admin_key_failed(parts: Components, address: str) -> None:
+    parts.metrics.admin_auth_failures.labels(outcome="wrong_key").inc()
+    wait = parts.login_throttle.failed(address)
+    if wait > 0:
+        log.warning("wrong admin key from %s; its next try waits %.0f s", address, wait)
+
+
+def refuse_throttled(parts: Components, address: str, wait_s: float) -> None:
+    parts.metrics.admin_auth_failures.labels(outcome="throttled").inc()
+    raise RateLimited(
+        f"Too many wrong admin keys; try again in {retry_after(wait_s)} s.",
+        code="admin_login_throttled", headers={"retry-after": retry_after(wait_s)})
 
 
 def require_metrics_reader(

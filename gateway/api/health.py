@@ -13,9 +13,11 @@ from gateway.api.auth import require_metrics_reader
 from gateway.audit.writer import AuditWriter
 from gateway.components import Components
 from gateway.policy.loader import PolicySet
+from gateway.policy.tenants import BudgetStoreFailure
 
 router = APIRouter()
 AUDIT_BACKLOG_LIMIT = 100_000
+AUDIT_MIN_FREE_BYTES = 256 * 1024  # less, and the next spooled batch or journal file may fail
 
 
 @router.get("/healthz")
@@ -38,13 +40,13 @@ async def ready(request: Request) -> Response:
         checks["database"] = "ok"
     except Exception as exc:  # readiness reports any failure rather than raising
         checks["database"] = database_down(type(exc).__name__, parts.authenticator.known_keys)
+    policy = parts.policy.current
     if parts.redis is not None:
         try:
             await parts.redis.ping()
             checks["redis"] = "ok"
         except Exception as exc:
-            checks["redis"] = f"error: {type(exc).__name__}"
-    policy = parts.policy.current
+            checks["redis"] = redis_down(type(exc).__name__, policy)
     checks["policy"] = f"ok ({len(policy.backends)} backends)"
     checks["telemetry"] = telemetry_check(parts.fleet.details(), policy)
     checks["audit"] = audit_check(parts.audit)
@@ -53,6 +55,8 @@ async def ready(request: Request) -> Response:
                                  f"degraded: channel down; revocations apply within "
                                  f"{parts.edge.key_cache_ttl_s:g} s")
     healthy = not any(v.startswith("error") for v in checks.values())
+    for name, verdict in checks.items():
+        parts.metrics.readiness_check.labels(check=name).set(check_level(verdict))
     body = orjson.dumps({"status": "ready" if healthy else "not_ready", "checks": checks})
     return Response(body, status_code=200 if healthy else 503, media_type="application/json")
 
@@ -63,6 +67,27 @@ def database_down(error: str, known_keys: int) -> str:
     if known_keys:
         return f"degraded: unreachable ({error}); serving {known_keys} keys verified earlier"
     return f"error: unreachable ({error}); no key can be verified"
+
+
+def redis_down(error: str, policy: PolicySet) -> str:
+    """Without Redis, fail_open tenants are still served (unmetered, within their share of
+    what is left of their budget) and only fail_closed ones are refused: the replica stays in
+    rotation unless every tenant it could meet fails closed (a probe would otherwise take
+    every replica out at once, fail_open tenants with them)."""
+    open_named = sorted(name for name, t in policy.tenants.items()
+                        if t.on_budget_store_error is BudgetStoreFailure.FAIL_OPEN)
+    others_open = policy.default_tenant.on_budget_store_error is BudgetStoreFailure.FAIL_OPEN
+    if not open_named and not others_open:
+        return f"error: unreachable ({error}); every tenant fails closed"
+    served = open_named + (["tenants the policy does not name"] if others_open else [])
+    return f"degraded: unreachable ({error}); serving fail_open tenants: {', '.join(served)}"
+
+
+def check_level(verdict: str) -> int:
+    """A check's verdict as the readiness gauge's number: 1 ok, 0 degraded, -1 error."""
+    if verdict.startswith("error"):
+        return -1
+    return 0 if verdict.startswith("degraded") else 1
 
 
 def telemetry_check(details: dict[str, dict[str, object]], policy: PolicySet) -> str:
@@ -89,6 +114,11 @@ def audit_check(audit: AuditWriter) -> str:
     memory because even the spool fails, or a backlog that will not drain, are not."""
     if audit.problem is not None:
         return f"error: {audit.problem}"
+    free = audit.disk_free_bytes()
+    if free is not None and free < AUDIT_MIN_FREE_BYTES:
+        # Read from the disk at every probe, not from the last write's fate: a full volume
+        # stays "not ready" while idle, and is ready again once it has room.
+        return f"error: the audit spool's volume is full ({free} bytes free)"
     if audit.backlog >= AUDIT_BACKLOG_LIMIT:
         return f"error: backlog {audit.backlog}"
     spooled = audit.numbers()["spool_rows"]

@@ -41,8 +41,11 @@ async def read_body(request: Request, limit: int, timeout_s: float, gate: BodyGa
             return await _read_body(request, limit, hold)
     except TimeoutError:
         hold.release()
+        # The connection closes with the answer: what is left of the body is still on its
+        # way, and would otherwise be read as the start of the next request.
         raise InvalidRequest(f"the request body did not arrive within {timeout_s:g} s",
-                             status=408, code="request_timeout") from None
+                             status=408, code="request_timeout",
+                             headers={"connection": "close"}) from None
     except BaseException:
         hold.release()
         raise

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, Response
 
 from gateway.api.admin_session import has_session, login_redirect
-from gateway.api.auth import bearer_token, require_admin
+from gateway.api.auth import bearer_token, require_admin_throttled
 from gateway.components import Components
 from gateway.errors import InvalidRequest
 from gateway.reports.gpus import declared_gpus
@@ -41,11 +41,11 @@ async def report_page(
 ) -> Response:
     parts: Components = request.app.state.components
     admin_key = parts.secrets.admin_key  # re-read when its file rotates
-    if not has_session(request, admin_key):
+    if not await has_session(request, admin_key):
         wants_page = "text/html" in request.headers.get("accept", "")
         if admin_key and wants_page and bearer_token(request) is None:
             return login_redirect(request)
-        require_admin(request, admin_key)
+        require_admin_throttled(request, parts)
     # The form's choice (a preset, or custom days), or since/until as any link gives them.
     asked = Asked(range, since, until)
     first, last = page_days(*asked.bounds(), datetime.now(UTC))  # the CLI's syntax: 7d, dates

@@ -21,7 +21,8 @@ async def open_audit(stack: AsyncExitStack, settings: Settings, engine: AsyncEng
     audit = AuditWriter(
         AuditRepository(engine), Spool(settings.spool_dir),
         mirror=JsonLinesMirror(settings.audit_log_path) if settings.audit_log_path else None,
-        journal=(Journal(fsync_interval_s=settings.audit_journal_fsync_s)
+        journal=(Journal(fsync_interval_s=settings.audit_journal_fsync_s,
+                         max_bytes=settings.audit_journal_max_bytes)
                  if settings.audit_journal else None),
         observer=metrics.requests.observe,
     )

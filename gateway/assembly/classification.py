@@ -12,6 +12,7 @@ from multiprocessing import get_context
 
 import httpx
 
+from gateway.assembly.parent_watch import die_with_parent
 from gateway.classify.presidio import PresidioConfig, PresidioFinder
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
@@ -28,11 +29,13 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
                     policy: PolicySet) -> RequestClassifier:
     # Large exact token counts run in other processes (the encoder holds the GIL); two, so a
     # 128K-token prompt is counted in halves in parallel.
-    token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
+    token_pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"),
+                                     initializer=die_with_parent)
     stack.callback(token_pool.shutdown, wait=False, cancel_futures=True)
     second_opinion = None
     if presidio is not None:
-        second_opinion = PresidioFinder.in_processes(presidio, settings.presidio_workers)
+        second_opinion = PresidioFinder.in_processes(presidio, settings.presidio_workers,
+                                                     initializer=die_with_parent)
         stack.callback(second_opinion.close)
     classifier = standard_classifier(token_pool, parallelism=2, extra=second_opinion,
                                      task_model=settings.task_model,

@@ -20,7 +20,12 @@ from gateway.assembly.policy import open_policy, record_policy_changes, watch_po
 from gateway.assembly.providers import open_providers
 from gateway.assembly.secrets import gateway_secrets, keep_secrets_fresh
 from gateway.assembly.shadow import open_shadow_judge
-from gateway.assembly.storage import open_budget_store, open_database, open_redis
+from gateway.assembly.storage import (
+    open_budget_store,
+    open_database,
+    open_redis,
+    open_spend_guard,
+)
 from gateway.assembly.tasks import keep_running
 from gateway.assembly.tenancy import open_last_known, open_tenancy
 from gateway.audit.admin_log import AdminLog
@@ -64,7 +69,7 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
         policy=policy,
         classifier=classifier,
         fleet=fleet,
-        budget=BudgetGate(budget_store, metrics),
+        budget=BudgetGate(budget_store, metrics, open_spend_guard(settings, redis, engine)),
         limits=tenancy.limits,
         providers=providers,
         audit=audit,

@@ -9,13 +9,16 @@ from contextlib import AsyncExitStack
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.audit.spend import AuditSpend
 from gateway.budget.leasing import LeasingBudgetStore
 from gateway.budget.limits import BudgetUnavailable
 from gateway.budget.memory_store import MemoryBudgetStore
 from gateway.budget.redis_store import RedisBudgetStore, make_client
+from gateway.budget.spend_ledger import SpendLedger
 from gateway.budget.store import BudgetStore
 from gateway.db.engine import COMMAND_TIMEOUT_S, create_engine
 from gateway.db.migrate import upgrade
+from gateway.routing.spend_guard import SpendGuard
 from gateway.settings import Settings
 from gateway.telemetry.metrics import GatewayMetrics
 
@@ -56,3 +59,12 @@ def open_budget_store(stack: AsyncExitStack, settings: Settings, redis: Redis | 
 
     stack.push_async_callback(close)
     return store
+
+
+def open_spend_guard(settings: Settings, redis: Redis | None,
+                     engine: AsyncEngine) -> SpendGuard | None:
+    """With Redis, the audit log backs its spend: rebuilt from it, and bounded while away."""
+    if redis is None:
+        return None
+    ledger = SpendLedger(redis, op_timeout_s=2 * settings.redis_timeout_s)
+    return SpendGuard(ledger, AuditSpend(engine).spent, settings.budget_fail_open_share)

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -81,6 +81,13 @@ class AdminLog:
                     raise
                 await asyncio.sleep(0.01 * (attempt + 1))
         raise AssertionError("unreachable")
+
+
+    async def last(self, action: str) -> datetime | None:
+        """When `action` was last recorded (None: never)."""
+        async with self._engine.connect() as conn:
+            return await conn.scalar(  # type: ignore[no-any-return]
+                select(func.max(admin_audit.c.ts)).where(admin_audit.c.action == action))
 
 
 async def _append(

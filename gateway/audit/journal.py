@@ -10,9 +10,15 @@ at most the last `fsync_interval_s` of rows: a background task fdatasyncs the fi
 (in a thread, never on the event loop).
 
 A file is rotated at `rotate_bytes` and deleted once every row in it has been stored in the
-database or the spool (`release`). A process that starts finds the journal files a dead one
-left and hands them to the spool as segments (spool.py), which replays them in order into the
-database; inserts are idempotent, so rows that had already been stored are not stored twice.
+database or the spool (`release`); the file being written is emptied (truncated) as soon as
+every row in it is stored, so a small volume is never filled with rows the database already
+holds. At `max_bytes` in all (rows not yet stored: the database and the spool both behind)
+an append is refused with OSError: the writer then holds that row in memory only until it is
+stored, counts it as a journal error and reports the alarm (readiness fails) meanwhile.
+
+A process that starts finds the journal files a dead one left and hands them to the spool as
+segments (spool.py), which replays them in order into the database; inserts are idempotent,
+so rows that had already been stored are not stored twice.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ log = logging.getLogger("gateway.audit")
 
 SUFFIX = ".journal"
 ROTATE_BYTES = 1024 * 1024  # a crash leaves at most about this much to re-insert
+MAX_BYTES = 64 * 1024 * 1024  # rows not yet stored anywhere else: beyond, not journalled
 FSYNC_INTERVAL_S = 0.1
 
 
@@ -38,13 +45,15 @@ class _File:
     path: Path
     fd: int | None
     last_seq: int = 0  # of the newest row in it
+    size: int = 0  # bytes, once rotated
 
 
 class Journal:
     def __init__(self, *, fsync_interval_s: float = FSYNC_INTERVAL_S,
-                 rotate_bytes: int = ROTATE_BYTES) -> None:
+                 rotate_bytes: int = ROTATE_BYTES, max_bytes: int = MAX_BYTES) -> None:
         self._fsync_interval_s = fsync_interval_s
-        self._rotate_bytes = rotate_bytes
+        self._rotate_bytes = min(rotate_bytes, max_bytes)
+        self._max_bytes = max_bytes
         self._directory: Path | None = None
         self._current: _File | None = None
         self._size = 0
@@ -63,6 +72,10 @@ class Journal:
     def files(self) -> int:
         return len(self._rotated) + (self._current is not None)
 
+    @property
+    def bytes(self) -> int:
+        return self._size + sum(f.size for f in self._rotated)
+
     def open(self, directory: Path) -> None:
         """Start journalling into this (claimed, already replayed-from) spool slot."""
         self._directory = directory
@@ -73,6 +86,9 @@ class Journal:
     def append(self, row: Row) -> None:
         """One write(2) of one whole line; raises OSError (nothing counted) if it fails."""
         data = to_wire(row) + b"\n"
+        if self.bytes + len(data) > self._max_bytes:
+            raise OSError(f"audit journal at its bound ({self._max_bytes} bytes of rows not "
+                          "yet stored)")
         if self._current is None or self._size >= self._rotate_bytes:
             self._rotate()
         current = self._current
@@ -98,6 +114,16 @@ class Journal:
             else:
                 keep.append(old)
         self._rotated = keep
+        current = self._current
+        if (current is not None and current.fd is not None and self._size
+                and current.last_seq <= self._stored_seq):
+            # Everything in it is stored: empty it now rather than at its rotation, which a
+            # quiet gateway (or a small volume) may never reach. O_APPEND writes go on at 0.
+            try:
+                os.ftruncate(current.fd, 0)
+                self._size = 0
+            except OSError:
+                log.exception("audit journal: cannot empty %s", current.path)
 
     async def close(self, *, all_stored: bool) -> None:
         """Sync and close; the files are deleted if every row in them was stored, and kept
@@ -115,6 +141,7 @@ class Journal:
         if self._directory is None:  # a failure of the journal, never of the request
             raise OSError("the audit journal is not open")
         if self._current is not None:
+            self._current.size = self._size
             self._rotated.append(self._current)  # the syncer fsyncs and closes it
         path = self._directory / f"{self._next:012d}{SUFFIX}"
         self._next += 1

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -139,6 +140,18 @@ class AuditWriter:
         self._queue.append((event, row))
         if len(self._queue) >= self._batch_size:
             self._wake.set()
+
+    def disk_free_bytes(self) -> int | None:
+        """Free bytes on the volume of the spool and the journal (None before start, or when
+        it cannot be read): what readiness checks, so it says what the disk says now."""
+        directory = self._spool.directory
+        if directory is None:
+            return None
+        try:
+            found = os.statvfs(directory)
+        except OSError:
+            return None
+        return found.f_bavail * found.f_frsize
 
     @property
     def backlog(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -156,10 +156,13 @@ class PresidioFinder:
         self._workers = workers
 
     @classmethod
-    def in_processes(cls, config: PresidioConfig, workers: int) -> PresidioFinder:
+    def in_processes(cls, config: PresidioConfig, workers: int,
+                     initializer: Callable[[], None] | None = None) -> PresidioFinder:
         """The request-path finder: its own pool of `workers` spawned processes (the model
-        holds the GIL; a forked child would inherit the server's threads). `close()` ends it."""
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        holds the GIL; a forked child would inherit the server's threads). `close()` ends it;
+        `initializer` runs in each process as it starts."""
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                                   initializer=initializer)
         return cls(pool, config, workers)
 
     def close(self) -> None:

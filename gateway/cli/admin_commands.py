@@ -44,6 +44,11 @@ def keys() -> None:
 def keys_create(tenant: str, name: str | None) -> None:
     """Create a key. It is printed once, on the last line; only its hash is stored."""
     from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.tenancy.names import tenant_name_problem
+
+    problem = tenant_name_problem(tenant)
+    if problem is not None:  # the admin API's rule: no tenant the API could not name
+        raise click.BadParameter(f"{tenant!r}: {problem}", param_hint="--tenant")
 
 
     async def work(db: Database) -> tuple[str, str]:

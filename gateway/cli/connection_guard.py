@@ -45,6 +45,42 @@ def refusal(status: int, message: str, code: str, request_id: str | None = None)
     return head.encode("ascii") + body
 
 
+class HeaderBlockTooLarge(Exception):
+    """Raised from the parser's callback to stop it; _feed turns it into the 431."""
+
+
+def buffer_for_http10(cycle: Any) -> None:
+    """An HTTP/1.0 client does not know chunked encoding, which uvicorn uses for any response
+    without a Content-Length (streams): such a response is held and sent whole, with its
+    length. Set before the app runs: uvicorn's cycle calls its `send` attribute."""
+    forward = cycle.send
+    start: dict[str, Any] | None = None
+    parts: list[bytes] = []
+
+    async def send(message: Any) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            names = {bytes(name).lower() for name, _ in message.get("headers", [])}
+            if b"content-length" in names or b"transfer-encoding" in names:
+                cycle.send = forward  # sized already: nothing to hold
+                await forward(message)
+                return
+            start = message
+            return
+        if start is None or message["type"] != "http.response.body":
+            await forward(message)
+            return
+        parts.append(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        body = b"".join(parts)
+        headers = [*start.get("headers", []), (b"content-length", str(len(body)).encode())]
+        await forward({**start, "headers": headers})
+        await forward({"type": "http.response.body", "body": body})
+
+    cycle.send = send
+
+
 def _request_id() -> str:
     # The app's format (api/parsing.py), not imported: this module loads before the app.
     return "req_" + secrets.token_hex(12)
@@ -56,6 +92,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_timeout_s, self._max_header_bytes = header_limits()
         self._in_headers = True
         self._header_bytes = 0
+        self._parsed_header_bytes = 0  # as the parser hands them over, however they came
         self._header_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -73,8 +110,20 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Checked after parsing: a chunk that also completed the headers reset the count.
         if (self._in_headers and self._header_bytes > self._max_header_bytes
                 and not self.transport.is_closing()):
+            self._refuse_too_large()
+
+    def _refuse_too_large(self) -> None:
+        if not self.transport.is_closing():
             self._refuse(431, f"The request's headers exceed {self._max_header_bytes} bytes.",
                          "headers_too_large")
+
+    def on_url(self, url: bytes) -> None:
+        self._parsed_header_bytes += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._parsed_header_bytes += len(name) + len(value) + 4  # ": " and CRLF
+        super().on_header(name, value)
 
     def _feed(self, data: bytes) -> None:
         """uvicorn's own data_received, with its parser refusal OpenAI-shaped and logged
@@ -84,7 +133,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         try:
             self.parser.feed_data(data)
         except (httptools.HttpParserError, UnicodeDecodeError) as exc:
-            if not self.transport.is_closing():
+            if self._parsed_header_bytes > self._max_header_bytes:
+                self._refuse_too_large()  # stopped in on_headers_complete, below
+            elif not self.transport.is_closing():
                 reason = str(exc) if isinstance(exc, httptools.HttpParserError) else (
                     "the URL is not ASCII")
                 self._refuse(400, f"Invalid HTTP request: {reason or 'malformed'}.",
@@ -98,13 +149,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._in_headers = True
+        self._parsed_header_bytes = 0
         self._start_header_clock()  # a kept-alive connection's next request
 
     def on_headers_complete(self) -> None:
+        if self._parsed_header_bytes > self._max_header_bytes:
+            # The whole block came in one read, so data_received's count never saw it
+            # unfinished: the parser stops here (the app never sees the request) and _feed
+            # answers 431.
+            raise HeaderBlockTooLarge
         self._in_headers = False
         self._header_bytes = 0
         self._stop_header_clock()
         super().on_headers_complete()
+        if self.parser.get_http_version() == "1.0" and self.cycle is not None:
+            buffer_for_http10(self.cycle)
 
     def _start_header_clock(self) -> None:
         if self._header_timer is None:

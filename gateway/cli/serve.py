@@ -105,12 +105,17 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
         importlib.import_module("gateway.app")
     demo = settings.is_embedded_db and settings.uses_demo_policy
     admin_key = _demo_admin_key(settings) if demo and settings.admin_key is None else None
-    tenant_key = _ensure_demo_key(settings) if settings.is_embedded_db else None
+    # Only the demo policy may create its tenant: an operator's policy gets no implicit key.
+    tenant_key = _ensure_demo_key(settings) if demo else None
+    keyless = settings.is_embedded_db and not demo and _no_tenants(settings)
     what = "the demo policy" if settings.uses_demo_policy else f"policy {settings.policy_path}"
     click.echo(f"\ngateway on http://{host}:{port}/v1  ({what}; models: "
                f"{', '.join(policy.public_models())})", err=True)
     if tenant_key:
         click.echo(f"  API key of tenant '{DEMO_TENANT}' (shown once): {tenant_key}", err=True)
+    if keyless:
+        click.echo("  no tenant has a key yet; make one:  gateway keys create --tenant NAME",
+                   err=True)
     if admin_key:
         click.echo(f"  report page: http://{host}:{port}/admin/login  (admin key {admin_key}, "
                    f"kept in {_demo_admin_key_file()})", err=True)
@@ -119,6 +124,9 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     if workers > 1:
         # Set after the simulators started: their own metrics stay out of the gateway's.
         _share_metrics(settings.metrics_dir)
+        from gateway.assembly.parent_watch import PARENT_ENV
+
+        os.environ[PARENT_ENV] = str(os.getpid())  # the workers die with this process
     if simulators_ready is not None:
         simulators_ready()  # the first scrape then finds every engine
     # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is over; exit 0
@@ -235,6 +243,16 @@ def _ensure_demo_key(settings: Settings) -> str | None:
             return None
         key, _ = await db.tenants.create_key(await db.tenants.ensure_tenant(DEMO_TENANT), "demo")
         return key
+
+    return run_with_database(main, settings=settings)
+
+
+def _no_tenants(settings: Settings) -> bool:
+    """Whether the embedded database has no tenant yet (start-up then says how to make one)."""
+    from gateway.cli.database import Database, run_with_database
+
+    async def main(db: Database) -> bool:
+        return not await db.tenants.list_tenants()
 
     return run_with_database(main, settings=settings)
 

@@ -82,14 +82,25 @@ def to_json(table: ReportTable) -> bytes:
     return orjson.dumps(body, option=orjson.OPT_INDENT_2)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula; text cells hold names
+# clients chose (a model name "=cmd|..." lands in the cost and audit reports).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def to_csv(table: ReportTable) -> str:
-    """Header and rows only (no totals line, no metadata): every line parses the same."""
+    """Header and rows only (no totals line, no metadata): every line parses the same. Text
+    that a spreadsheet would run as a formula is prefixed with ' (OWASP's advice)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([c.name for c in table.columns])
     for row in table.rows:
-        writer.writerow([_text_cell(v, c.kind) for c, v in zip(table.columns, row, strict=True)])
+        writer.writerow([_csv_cell(_text_cell(v, c.kind), c.kind)
+                         for c, v in zip(table.columns, row, strict=True)])
     return out.getvalue()
+
+
+def _csv_cell(text: str, kind: Kind) -> str:
+    return "'" + text if kind is Kind.TEXT and text.startswith(FORMULA_STARTS) else text
 
 
 def to_text(table: ReportTable) -> str:

@@ -27,6 +27,7 @@ from gateway.budget.store import BudgetStore
 from gateway.errors import BudgetStoreUnavailable, QuotaExceeded, RateLimited
 from gateway.policy.tenants import BudgetStoreFailure, TenantPolicy
 from gateway.policy.token_counting import prompt_tokens_for
+from gateway.routing.spend_guard import SpendGuard, Unmetered
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.types import Profile, RouteDecision, TenantContext, Usage
 
@@ -43,12 +44,15 @@ class Admitted:
 
     reservation: Reservation | None  # None: unmetered (the store was down, fail open)
     headers: dict[str, str] = field(default_factory=dict)
+    unmetered: Unmetered | None = None  # what it holds of the replica's fail-open share
 
 
 class BudgetGate:
-    def __init__(self, store: BudgetStore, metrics: GatewayMetrics | None = None) -> None:
+    def __init__(self, store: BudgetStore, metrics: GatewayMetrics | None = None,
+                 guard: SpendGuard | None = None) -> None:
         self._store = store
         self._metrics = metrics
+        self._guard = guard  # None: budgets in memory, nothing to rebuild
         # tenant id → whether its last admission crossed a soft limit; rules read it through
         # decide(over_soft_limit=...) so a tenant is downgraded before the hard stop.
         self._soft: dict[str, bool] = {}
@@ -67,6 +71,9 @@ class BudgetGate:
         tokens: int,
     ) -> Admitted:
         day, month = self._periods(time.time())
+        guard = self._guard
+        if guard is not None:
+            await guard.before_admit(policy, tenant.tenant_id, day, month)
         try:
             admission = await self._store.admit(AdmitRequest(
                 request_id, tenant.tenant_id, scopes, cost_micro_usd, tokens, day, month
@@ -75,12 +82,21 @@ class BudgetGate:
             if self._metrics is not None:
                 self._metrics.budget_store_errors.labels(operation="admit").inc()
             if policy.on_budget_store_error is BudgetStoreFailure.FAIL_CLOSED:
+                if guard is not None:
+                    guard.store_failed()
                 raise BudgetStoreUnavailable(
                     "The budget service is unavailable; the request was not served. "
                     "Please try again shortly."
                 ) from exc
+            held = None
+            if guard is not None:
+                held = await guard.admit_unmetered(
+                    policy, tenant.tenant_id, tuple(s.scope for s in scopes), day, month,
+                    cost_micro_usd)
             log.warning("budget store unavailable, serving %s unmetered: %s", request_id, exc)
-            return Admitted(None, {"x-gateway-unmetered": "true"})
+            return Admitted(None, {"x-gateway-unmetered": "true"}, held)
+        if guard is not None:
+            guard.store_answered()
         if not admission.admitted:
             if self._metrics is not None:
                 self._metrics.budget_rejections.labels(reason=admission.reason or "?").inc()
@@ -93,6 +109,11 @@ class BudgetGate:
         if admission.soft_limit:
             headers[SOFT_LIMIT_HEADER] = "soft budget limit reached"
         return Admitted(admission.reservation, headers)
+
+    def settle_unmetered(self, held: Unmetered, cost_micro_usd: int, tokens: int) -> None:
+        """What an unmetered request cost: owed to Redis, charged once it answers."""
+        if self._guard is not None:
+            self._guard.settled_unmetered(held, cost_micro_usd, tokens)
 
     async def settle(self, reservation: Reservation, cost_micro_usd: int, tokens: int) -> bool:
         """False when the store could not be reached (the audit row still has the cost)."""

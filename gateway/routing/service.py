@@ -250,6 +250,8 @@ class RoutingService:
         reservation = finished.reservation
         if reservation is not None:
             await self._budget.settle(reservation, cost, usage.total_tokens)
+        elif finished.admitted is not None and finished.admitted.unmetered is not None:
+            self._budget.settle_unmetered(finished.admitted.unmetered, cost, usage.total_tokens)
         baseline = finished.arrival.plan.policy.baseline
         return Settlement(cost, cost_micro_usd(usage, baseline.price)
                           if baseline is not None else None)

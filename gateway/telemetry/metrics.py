@@ -46,6 +46,16 @@ class GatewayMetrics:
             "Budget store (Redis) calls that failed; admits served unmetered or refused",
             ["operation"], registry=self.registry,
         )
+        self.readiness_check = Gauge(
+            "gateway_readiness_check",
+            "Each readiness check's last verdict: 1 ok, 0 degraded (still ready), -1 error",
+            ["check"], registry=self.registry, multiprocess_mode="livemin",
+        )
+        self.admin_auth_failures = Counter(
+            "gateway_admin_auth_failures",
+            "Admin key tries refused: wrong_key, or throttled (not even compared)",
+            ["outcome"], registry=self.registry,
+        )
         self.requests = RequestMetrics(self.registry)
         self.audit_backlog = Gauge(
             "gateway_audit_backlog", "Audit events waiting to be written",

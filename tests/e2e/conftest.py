@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -18,6 +19,7 @@ from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
+from gateway.tenancy.login_throttle import LoginThrottle
 from gateway.tenancy.repository import TenantRepository
 from tests.support.sdk_clients import OpenedClients
 from tests.support.sdk_clients import close_opened_clients as close_opened_clients  # autouse
@@ -55,6 +57,7 @@ class Gateway:
     audit_path: Path
     sims: dict[str, ServerThread]
     opened: OpenedClients = field(default_factory=OpenedClients)
+    app: Any = None  # the served app, when a test may reset its state
 
     def client(self, **kw: object) -> openai.OpenAI:
         """A client closed when the test ends (see close_opened_clients)."""
@@ -81,6 +84,8 @@ class Gateway:
     def clear_faults(self) -> None:
         for name in self.sims:
             self.sim(name).delete("/sim/faults")
+        if self.app is not None:  # no test inherits another's wrong admin keys
+            self.app.state.components.login_throttle = LoginThrottle()
 
 
 def sim_backend(gw: Gateway, name: str, sim: str, zone: str, context_window: int = 1024) -> str:
@@ -170,9 +175,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     )
     policy = parse_policy(policy_text({n: s.port for n, s in sims.items()}, free_port()))
     try:
-        with serve(create_app(settings, policy=policy)) as server:
+        app = create_app(settings, policy=policy)
+        with serve(app) as server:
             yield Gateway(server.url, key, db_url, tmp / "audit.jsonl",
-                          {"sim-a": sims["a"], "sim-b": sims["b"]})
+                          {"sim-a": sims["a"], "sim-b": sims["b"]}, app=app)
     finally:
         for sim in sims.values():
             sim.stop()

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from pydantic import SecretStr
 
 from gateway.app import create_app
 from gateway.budget.leasing import LeasingBudgetStore
@@ -39,6 +40,8 @@ from tests.support.servers import ServerThread, free_port, serve
 pytestmark = pytest.mark.resilience
 
 BOUND_S = 3.0
+METRICS_KEY = "scrape-key-for-the-outage-test"
+SCRAPE = {"authorization": f"Bearer {METRICS_KEY}"}
 OPEN, CLOSED = "open-co", "closed-co"
 HELLO = [{"role": "user", "content": "Is the budget service up?"}]
 TENANTS = (
@@ -175,7 +178,7 @@ def test_redis_frozen_then_dead_then_back(tmp_path: Path, redis_server: RedisSer
     sim.start()
     settings = Settings(database_url=db_url, redis_url=redis_server.url, redis_timeout_s=0.25,
                         audit_log_path=str(tmp_path / "audit.jsonl"),
-                        upstream_read_timeout_s=5.0)
+                        upstream_read_timeout_s=5.0, metrics_key=SecretStr(METRICS_KEY))
     policy = parse_policy(sims_policy({"sim": sim.port}, extra=TENANTS))
     try:
         with serve(create_app(settings, policy=policy)) as gw:
@@ -192,11 +195,20 @@ def test_redis_frozen_then_dead_then_back(tmp_path: Path, redis_server: RedisSer
             # for up to budget_lease_s more, by design: the outage shows once it ends.
             time.sleep(settings.budget_lease_s + 0.1)
             assert_outage_behaviour(rig)
-            assert httpx.get(f"{gw.url}/readyz", timeout=5).status_code == 503
+            # Still ready: the fail_open tenant is served, so a readiness probe must not take
+            # every replica out; the body and the gauge name the degraded dependency.
+            ready = httpx.get(f"{gw.url}/readyz", timeout=5)
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["checks"]["redis"].startswith("degraded: unreachable")
+            assert OPEN in ready.json()["checks"]["redis"]
+            assert 'gateway_readiness_check{check="redis"} 0.0' in httpx.get(
+                f"{gw.url}/metrics", headers=SCRAPE, timeout=5).text
             assert httpx.get(f"{gw.url}/healthz", timeout=5).status_code == 200
             redis_server.start()  # same port, empty: budgets start again from zero
             assert_metered(rig)
             assert httpx.get(f"{gw.url}/readyz", timeout=5).status_code == 200
+            assert 'gateway_readiness_check{check="redis"} 1.0' in httpx.get(
+                f"{gw.url}/metrics", headers=SCRAPE, timeout=5).text
     finally:
         sim.stop()
 

@@ -46,3 +46,9 @@ def test_no_made_up_value_is_a_session(value: str) -> None:
 ])
 def test_a_login_leads_only_to_the_report_page(asked: str | None, sent_to: str) -> None:
     assert _safe_target(asked) == sent_to
+
+
+def test_a_forged_expiry_too_long_for_int_is_no_session_not_an_error() -> None:
+    _, _, mac = session_value(KEY, NOW).partition(".")
+    assert not valid_session("9" * 4301 + "." + mac, KEY, NOW)
+    assert not valid_session("9" * 17 + "." + mac, KEY, NOW)

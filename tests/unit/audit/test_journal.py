@@ -6,7 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from gateway.audit.journal import Journal
+from gateway.audit.records import Row, event_row
 from gateway.audit.spool import Spool
 from gateway.audit.writer import AuditWriter
 from tests.support.audit_events import make_event
@@ -97,3 +100,45 @@ async def test_rows_the_database_never_took_stay_journalled_at_shutdown(tmp_path
     await until(lambda: len(after.stored) == 10)
     await restarted.stop()
     assert_one_intact_chain(after.stored, 10)
+
+
+async def test_a_quiet_journal_is_emptied_once_its_rows_are_stored(tmp_path: Path) -> None:
+    """Far below the rotation size (a small volume, or little traffic), the file being
+    written does not keep rows the database holds already."""
+    sink = FlakySink()
+    audit = journalled(sink, tmp_path)
+    await audit.start()
+    for _ in range(50):
+        audit.record(make_event())
+    await until(lambda: len(sink.stored) == 50)
+    await until(lambda: sum(p.stat().st_size for p in journal_files(tmp_path)) == 0)
+    assert (audit.disk_free_bytes() or 0) > 0  # the volume readiness reads
+    audit.record(make_event())  # and it goes on journalling into the emptied file
+    await until(lambda: len(sink.stored) == 51)
+    await audit.stop()
+    assert_one_intact_chain(sink.stored, 51)
+
+
+async def test_the_journal_refuses_rows_past_its_bound_until_they_are_stored(
+    tmp_path: Path,
+) -> None:
+    journal = Journal(fsync_interval_s=0.01, max_bytes=8192)
+    journal.open(tmp_path)
+    audit_rows = []
+    try:
+        with pytest.raises(OSError, match="at its bound"):
+            for seq in range(1, 1000):
+                row = journal_row(seq)
+                journal.append(row)
+                audit_rows.append(row)
+        assert 0 < journal.bytes <= 8192
+        journal.release(audit_rows[-1]["seq"])  # all stored: room again
+        assert journal.bytes == 0
+        journal.append(journal_row(len(audit_rows) + 1))
+    finally:
+        await journal.close(all_stored=True)
+
+
+def journal_row(seq: int) -> Row:
+    return {**event_row(make_event()), "chain_id": "test-chain", "seq": seq, "prev_hash": "0",
+            "row_hash": "0"}

@@ -132,3 +132,29 @@ def test_spans_cover_only_the_credential() -> None:
     (span,) = SCANNER.scan(text)
     assert text[span.start:span.end] == value
     assert value not in repr(span)
+
+
+def _realistic(seed: int) -> dict[str, str]:
+    """Current vendor key formats at the lengths they are issued in."""
+    rng = random.Random(seed)
+    chars = string.ascii_letters + string.digits
+
+    def run(n: int, extra: str = "_-") -> str:
+        return "".join(rng.choice(chars + extra) for _ in range(n))
+
+    digits = "".join(rng.choice(string.digits) for _ in range(13))
+    return {
+        "openai_key": f"sk-proj-{run(156)}",
+        "anthropic_key": f"sk-ant-api03-{run(93)}AA",
+        "gcp_api_key": f"AIza{run(35)}",
+        "slack_token": f"xoxb-{digits}-{digits[::-1]}-{run(24, '')}",
+    }
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_current_vendor_key_formats_are_flagged_in_prompts(seed: int) -> None:
+    scanner = SensitivityScanner()
+    for kind, key in _realistic(seed).items():
+        text = f"Here is what I use: {key} and the call still fails."
+        spans = scanner.scan_for_redaction(text)
+        assert [(s.type, text[s.start:s.end]) for s in spans] == [(f"secret.{kind}", key)]

@@ -55,3 +55,13 @@ def test_an_empty_report_says_so() -> None:
     assert render(empty, Format.TABLE).endswith("(no rows)\n")
     assert orjson.loads(render(empty, Format.JSON))["rows"] == []
     assert render(empty, Format.CSV).count("\n") == 1
+
+
+def test_csv_text_a_spreadsheet_would_run_as_a_formula_is_neutralised() -> None:
+    names = ("=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tx", "plain-model")
+    table = ReportTable("cost", (Column("model"), Column("cost_usd", Kind.USD)),
+                        tuple((name, -5) for name in names), None, ())
+    rows = list(csv.reader(io.StringIO(to_csv(table))))[1:]
+    assert [r[0] for r in rows] == ["'=cmd|' /C calc'!A0", "'+1+1", "'-2+3", "'@SUM(A1)",
+                                    "'\tx", "plain-model"]
+    assert {r[1] for r in rows} == {"-0.000005"}  # numbers stay numbers, sign and all
