@@ -74,3 +74,21 @@ def test_a_task_model_that_cannot_be_used_is_refused_before_start(
         assert result.exit_code == 1, result.output
         assert f"GATEWAY_TASK_MODEL: {reason}" in result.output
         assert "Traceback" not in result.output
+
+
+def test_a_missing_or_corrupt_encoder_table_stops_start_up_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.classify.encoder_paths import DEFAULT_TABLE_PATH
+
+    corrupt = tmp_path / "table.npz"
+    corrupt.write_bytes(DEFAULT_TABLE_PATH.read_bytes()[:4096])
+    monkeypatch.setenv("GATEWAY_POLICY_PATH", str(REPO / "policies" / "default.yaml"))
+    for path, reason in ((tmp_path / "gone.npz", "encoder table not found"),
+                         (corrupt, "unreadable or corrupt")):
+        monkeypatch.setenv("GATEWAY_ENCODER_TABLE", str(path))
+        result = CliRunner().invoke(cli, ["serve", "--port", "1"])
+        assert result.exit_code == 1, result.output
+        (line,) = [line for line in result.output.splitlines() if line.strip()]
+        assert reason in line and str(path) in line and "GATEWAY_ENCODER_TABLE" in line
+        assert "Traceback" not in result.output
