@@ -92,3 +92,23 @@ def test_a_missing_or_corrupt_encoder_table_stops_start_up_in_one_line(
         (line,) = [line for line in result.output.splitlines() if line.strip()]
         assert reason in line and str(path) in line and "GATEWAY_ENCODER_TABLE" in line
         assert "Traceback" not in result.output
+
+
+def test_the_accurate_mode_without_its_extra_stops_start_up_in_one_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    # onnxruntime made unimportable in that process, as in an install without the extra.
+    code = ("import sys; sys.modules['onnxruntime'] = None; sys.argv = ['gateway', 'serve',"
+            " '--port', '1']; from gateway.cli.main import main; main()")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    env.update(GATEWAY_COMPLEXITY_ENCODER="minilm",
+               GATEWAY_POLICY_PATH=str(REPO / "policies" / "default.yaml"))
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert "onnxruntime" in lines[0] and "llm-routing-gateway[encoder]" in lines[0]
+    assert "GATEWAY_COMPLEXITY_ENCODER" in lines[0]
