@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -134,6 +135,11 @@ class Settings(BaseSettings):
     # table other than the one it was trained on.
     complexity_model: Path | None = None
     encoder_table: Path | None = None
+    # minilm: the accurate mode, scoring complexity with the full int8 MiniLM in worker
+    # processes (milliseconds a request; the `encoder` extra), over its own model
+    # (`train-complexity --encoder minilm`). static: the distilled table, ~0.1 ms.
+    complexity_encoder: Literal["static", "minilm"] = "static"
+    complexity_encoder_workers: int = Field(default=2, ge=1)
 
     # `gateway serve` starts the simulated backends a policy declares (the demo).
     start_simulators: bool = True

@@ -9,6 +9,7 @@ import contextlib
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import AsyncExitStack
 from multiprocessing import get_context
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -22,6 +23,9 @@ from gateway.policy.loader import PolicySet
 from gateway.policy.token_counting import extra_encodings
 from gateway.providers.engine_tokens import EngineTokenCounter
 from gateway.settings import Settings
+
+if TYPE_CHECKING:
+    from gateway.classify.encoder_pool import EncoderPool
 from gateway.telemetry.log_output import redact_gateway_logs
 
 
@@ -41,6 +45,9 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
                                      task_model=settings.task_model,
                                      complexity_model=settings.complexity_model,
                                      encoder_table=settings.encoder_table)
+    accurate = None
+    if settings.complexity_encoder == "minilm":
+        classifier, accurate = _accurate(stack, settings, classifier)
     log_scanner = SensitivityScanner()  # logs are no tenant's: the built-in detectors
     stack.callback(redact_gateway_logs(lambda text: classifier.redact_text(text, log_scanner)))
     # Start both processes, load their vocabularies and compile their detectors now, not on
@@ -52,7 +59,8 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
         loop.run_in_executor(token_pool, warm_worker, encoding)
         for encoding in encodings for _ in range(2)
     ), loop.run_in_executor(None, compile_name_search),  # this process scans short texts
-        *([second_opinion.warm()] if second_opinion else []))
+        *([second_opinion.warm()] if second_opinion else []),
+        *([accurate.warm()] if accurate else []))
 
     async def stop_warming() -> None:
         warm_up.cancel()
@@ -61,6 +69,21 @@ def open_classifier(stack: AsyncExitStack, settings: Settings, presidio: Presidi
 
     stack.push_async_callback(stop_warming)
     return classifier
+
+
+def _accurate(stack: AsyncExitStack, settings: Settings, classifier: RequestClassifier,
+              ) -> tuple[RequestClassifier, EncoderPool]:
+    """The accurate mode: the full MiniLM in its own worker processes, behind a micro-batching
+    pool the event loop only awaits; its model was checked at start-up (serve)."""
+    from gateway.classify.complexity_accurate import AccurateComplexity
+    from gateway.classify.encoder_pool import EncoderPool
+    from gateway.classify.standard import pooled_accurate_model
+
+    model = pooled_accurate_model(settings.complexity_model)
+    pool = EncoderPool.processes(workers=settings.complexity_encoder_workers)
+    pool.start()
+    stack.push_async_callback(pool.close)
+    return classifier.with_accurate_complexity(AccurateComplexity(model, pool)), pool
 
 
 def open_engine_counter(stack: AsyncExitStack,

@@ -10,3 +10,5 @@ ENCODER_DIR = MODELS_DIR / "encoder"
 DEFAULT_TABLE_PATH = ENCODER_DIR / "minilm_static.npz"
 TOKENIZER_PATH = ENCODER_DIR / "tokenizer.json"
 DEFAULT_COMPLEXITY_PATH = MODELS_DIR / "complexity_encoder.json"
+# The complexity model over the full MiniLM encoder (GATEWAY_COMPLEXITY_ENCODER=minilm).
+MINILM_COMPLEXITY_PATH = MODELS_DIR / "complexity_minilm.json"

