@@ -76,11 +76,15 @@ def _accurate(stack: AsyncExitStack, settings: Settings, classifier: RequestClas
     """The accurate mode: the full MiniLM in its own worker processes, behind a micro-batching
     pool the event loop only awaits; its model was checked at start-up (serve)."""
     from gateway.classify.complexity_accurate import AccurateComplexity
-    from gateway.classify.encoder_pool import EncoderPool
+    from gateway.classify.encoder_pool import EncoderPool, PoolLimits
     from gateway.classify.standard import pooled_accurate_model
 
     model = pooled_accurate_model(settings.complexity_model)
-    pool = EncoderPool.processes(workers=settings.complexity_encoder_workers)
+    workers = settings.complexity_encoder_workers
+    # A full batch of long prompts takes seconds on a busy host; past this a request is a
+    # retryable 503 rather than a wait without end.
+    pool = EncoderPool.processes(workers=workers,
+                                 limits=PoolLimits(max_in_flight=workers, batch_timeout_s=30.0))
     pool.start()
     stack.push_async_callback(pool.close)
     return classifier.with_accurate_complexity(AccurateComplexity(model, pool)), pool
