@@ -16,6 +16,7 @@ from gateway.routing.budgeting import Admitted
 from gateway.scraper.fleet import Ticket
 from gateway.telemetry.tracing import NO_SPANS, Spans
 from gateway.types import (
+    ENTRY_OF_ENDPOINT,
     AuditContent,
     AuditEvent,
     Backend,
@@ -130,6 +131,7 @@ def audit_event(
         tenant_id=tenant.tenant_id,
         key_id=tenant.key_id,
         endpoint=request.endpoint.value,
+        entry_point=(request.entry or ENTRY_OF_ENDPOINT[request.endpoint]).value,
         requested_model=model,
         backend=backend.name if backend else None,
         upstream_model=backend.model if backend else None,
