@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from gateway.budget.limits import Reservation
 from gateway.budget.pricing import format_usd
 from gateway.errors import GatewayError
+from gateway.policy.load_state import load_rejected
 from gateway.policy.runtime import RequestPolicy
 from gateway.routing.budgeting import Admitted
 from gateway.scraper.fleet import Ticket
@@ -148,6 +149,7 @@ def audit_event(
         stream=request.stream,
         outcome=outcome,
         rejected=decision.rejected if decision else (),
+        load_rejected=load_rejected(decision.rejected) if decision else (),
         predicted_ttft_s=decision.predicted_ttft_s if decision else None,
         predicted_cost_micro_usd=decision.predicted_cost_micro_usd if decision else None,
         spill_over=decision.spilled if decision else False,

@@ -377,6 +377,9 @@ class AuditEvent:
     telemetry: TelemetryNote | None = None  # the chosen backend as the router saw it
     slo_miss: str | None = None  # RouteDecision.slo_miss: why the TTFT target was not promised
     entry_point: str | None = None  # EntryPoint: the API the client called
+    # The backends the decision set aside for their load then (policy/load_state.py): what a
+    # replay puts back so the recorded policy reproduces its own decisions.
+    load_rejected: tuple[str, ...] = ()
     # Prompt and answer with sensitive spans already replaced: only for tenants that opted in
     # (store_content: redacted). Kept beside the row, outside its hash.
     content: AuditContent | None = None
