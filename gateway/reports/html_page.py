@@ -60,13 +60,16 @@ footer { margin-top: 18px; }
 
 
 def usd(micro: float) -> str:
-    """Micro-USD as dollars, with the precision the size deserves."""
+    """Micro-USD as dollars, with the precision the size deserves; the sign before the
+    dollar sign (-$0.03)."""
+    if micro < 0:
+        return "-" + usd(-micro)
     dollars = micro / 1_000_000
-    if abs(dollars) >= 1000:
+    if dollars >= 1000:
         return f"${dollars:,.0f}"
-    if abs(dollars) >= 0.01 or dollars == 0:
+    if dollars >= 0.01 or dollars == 0:
         return f"${dollars:,.2f}"
-    return f"${dollars:.4f}".rstrip("0").rstrip(".") if abs(dollars) >= 0.0001 else "<$0.0001"
+    return f"${dollars:.4f}".rstrip("0").rstrip(".") if dollars >= 0.0001 else "<$0.0001"
 
 
 def seconds(value: float) -> str:
@@ -122,9 +125,7 @@ def _cards(data: PageData) -> str:
         _card("Cost", usd(data.cost_micro_usd),
               f"APIs {usd(data.cost_micro_usd - data.gpu_micro_usd)} + GPU-hours "
               f"{usd(data.gpu_micro_usd)}"),
-        _card("Idle GPUs", usd(data.idle_micro_usd),
-              f"{share(data.idle_micro_usd, data.gpu_micro_usd)} of the GPU-hours paid"
-              if data.gpu_micro_usd else "no GPU-hours paid"),
+        _idle_card(data),
         _card("Baseline cost", usd(data.baseline_cost_micro_usd) if has_baseline else "–",
               "all on the baseline backend" if has_baseline else "no baseline recorded"),
         _card("Saved", usd(saved) if has_baseline else "–",
@@ -136,6 +137,14 @@ def _cards(data: PageData) -> str:
               share(data.sensitive_kept_home, data.sensitive) if data.sensitive
               else "no sensitive requests"),
     )) + "</section>"
+
+
+def _idle_card(data: PageData) -> str:
+    if data.range.tenant is not None:  # idle GPUs are nobody's: not zero, just not theirs
+        return _card("Idle GPUs", "–", "not attributed to tenants")
+    return _card("Idle GPUs", usd(data.idle_micro_usd),
+                 f"{share(data.idle_micro_usd, data.gpu_micro_usd)} of the GPU-hours paid"
+                 if data.gpu_micro_usd else "no GPU-hours paid")
 
 
 def _legend(entries: Sequence[tuple[str, str]], dashed: str | None = None) -> str:
@@ -161,7 +170,15 @@ def _cost(data: PageData) -> str:
     stacks = [Series(b, data.cost_by_day[b], colour(i)) for i, b in enumerate(data.backends)]
     has_baseline = any(data.baseline_by_day)
     line = Series("baseline", data.baseline_by_day, LINE_COLOUR) if has_baseline else None
-    labels = [_day_label(d, len(data.days) > 7) for d in data.days]
+    # Days before the first with any cost are left out: a deployment an hour old gets one
+    # bar, not 29 empty days before it.
+    first = next((i for i in range(len(data.days))
+                  if any(s.values[i] for s in stacks) or data.baseline_by_day[i]), 0)
+    if first:
+        stacks = [Series(s.name, s.values[first:], s.colour) for s in stacks]
+        line = None if line is None else Series(line.name, line.values[first:], line.colour)
+    days = data.days[first:]
+    labels = [_day_label(d, len(days) > 7) for d in days]
     chart = stacked_bars(labels, stacks, line, usd, "Cost per day by backend, with the baseline")
     note = ("The dashed line is what the same requests would have cost on the policy's "
             "baseline backend." if has_baseline else
