@@ -129,7 +129,8 @@ def _cards(data: PageData) -> str:
         _card("Baseline cost", usd(data.baseline_cost_micro_usd) if has_baseline else "–",
               "all on the baseline backend" if has_baseline else "no baseline recorded"),
         _card("Saved", usd(saved) if has_baseline else "–",
-              f"{share(saved, data.baseline_cost_micro_usd)} of baseline"
+              f"{share(saved, data.baseline_cost_micro_usd)} of baseline: routing "
+              f"{usd(routing_saved(data))}, idle GPUs {usd(-data.idle_micro_usd)}"
               if has_baseline else ""),
         _card("Served self-hosted", share(data.self_hosted_requests, data.requests),
               f"{data.self_hosted_requests:,} requests"),
@@ -237,6 +238,24 @@ def _latency(data: PageData) -> str:
     )
 
 
+def routing_saved(data: PageData) -> int:
+    """Baseline − what serving the traffic cost at the margin (API spend, busy GPU share)."""
+    return data.baseline_cost_micro_usd - (data.cost_micro_usd - data.idle_micro_usd)
+
+
+def _savings_split(data: PageData) -> str:
+    routing = routing_saved(data)
+    text = (f"Saved {usd(routing - data.idle_micro_usd)} = routing savings on the traffic "
+            f"served {usd(routing)} − idle GPU-hours {usd(data.idle_micro_usd)} (of "
+            f"{usd(data.gpu_micro_usd)} GPU-hours paid).")
+    if data.idle_micro_usd > abs(routing):
+        # GPU-hours are charged by the wall clock: with no traffic the result swings
+        # negative, and the reader should see that it is capacity, not routing.
+        text += (" Idle capacity dominates: the GPUs paid by the clock cost more than routing "
+                 "saved, so this result moves with time, not with routing.")
+    return text
+
+
 def _savings(data: PageData) -> str:
     has_baseline = data.baseline_cost_micro_usd > 0
     names = [t.tenant for t in data.tenants]
@@ -263,7 +282,8 @@ def _savings(data: PageData) -> str:
              f"<th>{share(saved, data.baseline_cost_micro_usd)}</th></tr>")
     note = ("Actual cost (API spend + each tenant's share of the GPU-hours paid, by tokens) "
             "against the cost had every request gone to the baseline backend; the idle GPUs "
-            f"({usd(data.idle_micro_usd)}) are in the total, on no tenant."
+            f"({usd(data.idle_micro_usd)}) are in the total, on no tenant. "
+            + _savings_split(data)
             if has_baseline else "No baseline cost was recorded: actual cost only.")
     legend = _legend([(s.name, s.colour) for s in series])
     return (

@@ -206,3 +206,20 @@ def test_gpu_hours_carry_enough_decimals_and_a_tenant_is_told_idle_is_not_theirs
     assert "<td>0.0075</td>" in page
     mine = render_page(build_page(replace(RANGE, tenant="acme"), [GROUP], {}, NOW))
     assert "not attributed to tenants" in mine
+
+
+def test_the_page_splits_savings_and_says_when_idle_capacity_dominates() -> None:
+    # GROUP: baseline 60,000, cost 1,500 (its busy GPU share); 30,000 µUSD of GPUs idle.
+    paid = replace(GROUP, gpu_micro_usd=1_500)
+    idle = DailyTotals(date(2026, 11, 17), "", "", IDLE, "", "self_hosted", 0, 0, 30_000,
+                       0, 0, 0, 30_000)
+    page = render_page(build_page(RANGE, [paid, idle], {}, NOW))
+    # Routing saved 60,000 − 1,500 = 58,500; less 30,000 idle = 28,500 (the card's figure).
+    assert ("Saved $0.03 = routing savings on the traffic served $0.06 − idle GPU-hours "
+            "$0.03 (of $0.03 GPU-hours paid).") in page
+    assert "Idle capacity dominates" not in page
+    assert "routing $0.06, idle GPUs -$0.03" in page
+    quiet = replace(idle, cost_micro_usd=90_000, gpu_micro_usd=90_000)
+    page = render_page(build_page(RANGE, [paid, quiet], {}, NOW))
+    # 58,500 − 90,000 = −31,500: the idle GPUs, not routing, turned it negative.
+    assert "Saved -$0.03 = routing savings" in page and "Idle capacity dominates" in page
