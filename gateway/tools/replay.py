@@ -130,6 +130,18 @@ class Replayer:
         self._tally = Tally()
         self._load = LoadTally()
         self._started_s = time.perf_counter()
+        # Few distinct sets of backends are set aside: each one's fleet is built once.
+        self._fleets: dict[tuple[str, ...], FleetSnapshot] = {}
+
+    def _fleet(self, load: tuple[str, ...]) -> FleetSnapshot:
+        fleet = self._fleets.get(load)
+        if fleet is None:
+            if len(self._fleets) >= self._max_cached:
+                self._fleets.clear()
+            fleet = fleet_of(load)
+            if self._max_cached:
+                self._fleets[load] = fleet
+        return fleet
 
     def add(self, rows: Iterable[Row]) -> None:
         tally = self._tally
@@ -224,7 +236,7 @@ class Replayer:
         request, profile, tenant = rebuild(row)
         try:
             decision = decide_for(
-                self._policy.for_request(tenant, request), request, profile, fleet_of(load),
+                self._policy.for_request(tenant, request), request, profile, self._fleet(load),
                 rotation, row["over_soft_limit"],
             )
         except PermissionDenied as exc:
@@ -257,17 +269,13 @@ def recorded_load(row: Row) -> tuple[str, ...] | None:
 # An open circuit that never half-opens: decide() moves the backend last (spill_to first when
 # a rule has one), as the saturation it recorded did.
 _SET_ASIDE = BackendState(circuit=Circuit.OPEN, retry_at_s=math.inf)
-_FLEETS: dict[tuple[str, ...], FleetSnapshot] = {NOTHING_SET_ASIDE: EMPTY_FLEET}
 
 
 def fleet_of(load: tuple[str, ...]) -> FleetSnapshot:
-    fleet = _FLEETS.get(load)
-    if fleet is None:
-        if len(_FLEETS) > 4096:
-            _FLEETS.clear()
-            _FLEETS[NOTHING_SET_ASIDE] = EMPTY_FLEET
-        fleet = _FLEETS[load] = FleetSnapshot(dict.fromkeys(load, _SET_ASIDE), 0.0)
-    return fleet
+    """The fleet a replay decides on: the recorded set-aside backends out of service."""
+    if not load:
+        return EMPTY_FLEET
+    return FleetSnapshot(dict.fromkeys(load, _SET_ASIDE), 0.0)
 
 
 def _seen(row: Row, load: tuple[str, ...]) -> set[str]:
