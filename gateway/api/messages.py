@@ -34,7 +34,7 @@ from gateway.translate.anthropic import (
     to_anthropic_message,
     to_chat_payload,
 )
-from gateway.types import Endpoint, RouteRequest, TenantContext
+from gateway.types import Endpoint, EntryPoint, RouteRequest, TenantContext
 
 log = logging.getLogger("gateway.api")
 router = APIRouter()
@@ -86,6 +86,7 @@ async def _parse(
     route_request = RouteRequest(
         request_id=request_id,
         endpoint=Endpoint.CHAT,
+        entry=EntryPoint.MESSAGES,
         model=payload["model"],
         payload=payload,
         stream=bool(payload.get("stream")),

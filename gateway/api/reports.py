@@ -146,6 +146,13 @@ async def admin_routes(parts: Admin, params: Params, tenant: str | None = None) 
     return _respond(await parts.reports.routes(params.period(scope), scope), params.fmt)
 
 
+@admin_router.get("/apis")
+async def admin_apis(parts: Admin, params: Params, tenant: str | None = None) -> Response:
+    scope = await _admin_scope(parts, tenant)
+    params.ungrouped("apis")  # always by entry point
+    return _respond(await parts.reports.apis(params.period(scope), scope), params.fmt)
+
+
 @tenant_router.get("/cost")
 async def own_cost(own: Own, params: Params) -> Response:
     parts, scope = own
@@ -168,6 +175,13 @@ async def own_audit(own: Own, params: Params, filters: Filters) -> Response:
     params.ungrouped("audit")
     table = await parts.reports.audit(filters.query(params.period(scope)), scope)
     return _respond(table, params.fmt)
+
+
+@tenant_router.get("/apis")
+async def own_apis(own: Own, params: Params) -> Response:
+    parts, scope = own
+    params.ungrouped("apis")
+    return _respond(await parts.reports.apis(params.period(scope), scope), params.fmt)
 
 
 @tenant_router.get("/routes")

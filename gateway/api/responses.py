@@ -54,7 +54,7 @@ from gateway.translate.responses import (
     to_chat_payload,
     to_response,
 )
-from gateway.types import Endpoint, RouteRequest, TenantContext
+from gateway.types import Endpoint, EntryPoint, RouteRequest, TenantContext
 
 log = logging.getLogger("gateway.api")
 router = APIRouter()
@@ -108,6 +108,7 @@ async def create_response(request: Request) -> Response:
     route_request = RouteRequest(
         request_id=request_id,
         endpoint=Endpoint.CHAT,
+        entry=EntryPoint.RESPONSES,
         model=parsed.model,
         payload=payload,
         stream=parsed.stream,

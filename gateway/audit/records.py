@@ -88,6 +88,12 @@ def event_row(event: AuditEvent) -> Row:
     if event.task is not None:
         # In the trace rather than a column of its own: rows written before it hash the same.
         trace["task"] = event.task
+    if event.load_rejected:
+        trace["load"] = list(event.load_rejected)  # set aside for their load: replay's fleet
+    if event.entry_point is not None:
+        # The API called (messages, responses: `endpoint` says chat for both). In the trace,
+        # so the row hash covers it and rows written before it hash as they did.
+        trace["api"] = event.entry_point
     if event.task_p is not None:
         trace["task_p"] = round(event.task_p, 4)  # what a `task_p` rule reads on replay
     row: Row = {

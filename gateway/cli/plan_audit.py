@@ -59,6 +59,7 @@ def _json(found: DeploymentPlan | tuple[str, str]) -> dict[str, Any]:
     return {
         "backend": found.backend,
         "observed": {"peak_sessions": round(o.peak_sessions, 2), "peak_qps": round(o.peak_qps, 3),
+                     "mean_qps": round(o.mean_qps, 6),
                      "prompt_tokens_p90": o.prompt_tokens_p90,
                      "output_tokens_p90": o.output_tokens_p90, "requests": o.requests,
                      "tokens_per_s_per_gpu": found.tokens_per_s_per_gpu},
@@ -93,7 +94,8 @@ def _text(meta: dict[str, Any], found: list[DeploymentPlan | tuple[str, str]]) -
             f"{p.plan.gpus_for_throughput} for throughput), ${p.plan.monthly_usd:,.2f} a month",
             f"  the same traffic on the baseline: ${p.baseline_monthly_usd:,.2f} a month; "
             "owning beats renting above "
-            + ("-" if p.break_even_qps is None else f"{p.break_even_qps:,.3f} QPS"),
+            + ("-" if p.break_even_qps is None else f"{p.break_even_qps:,.4f} QPS sustained")
+            + f" (observed mean {o.mean_qps:,.4f} QPS)",
         ]
         for s in p.spills:
             lines.append(

@@ -173,6 +173,17 @@ def routes(**options: Any) -> None:
     _produce(options, lambda engine, scope: routes_report(engine, period, scope))
 
 
+@report.command("apis")
+@_common
+def apis(**options: Any) -> None:
+    """Traffic by entry point (chat, completions, embeddings, messages, responses): requests,
+    errors, tokens and cost per API the clients called (read from the audit log itself)."""
+    from gateway.reports.build import apis_report
+
+    period = _checked_period(options)
+    _produce(options, lambda engine, scope: apis_report(engine, period, scope))
+
+
 def _checked_period(options: dict[str, Any]) -> Period:
     return period(options["since"], options["until"])
 

@@ -28,6 +28,7 @@ class Line:
     sensitive_external: int = 0
     redacted: int = 0
     sensitive_approved: int = 0  # of sensitive_external: unredacted under an approval
+    idle_gpu_micro_usd: int = 0  # of gpu_micro_usd, the GPU-hours no request used
 
     @property
     def cost_micro_usd(self) -> int:
@@ -35,7 +36,15 @@ class Line:
 
     @property
     def saved_micro_usd(self) -> int:
+        """routing_saved_micro_usd − idle_gpu_micro_usd: the one cost model's answer."""
         return self.baseline_micro_usd - self.cost_micro_usd
+
+    @property
+    def routing_saved_micro_usd(self) -> int:
+        """What routing saved on the traffic served: the baseline less what serving it cost
+        at the margin (API spend and the busy share of the GPU-hours), idle GPUs aside."""
+        return self.baseline_micro_usd - self.api_micro_usd - (
+            self.gpu_micro_usd - self.idle_gpu_micro_usd)
 
 
 NUMBERS = tuple(f.name for f in fields(Line) if f.name != "key")
@@ -83,7 +92,8 @@ def breakdown(model: CostModel, by: Dimension, tenant_id: str | None = None) -> 
             entry[name] += value
     lines = [Line(shown[k], **sums[k]) for k in sorted(sums)]
     if tenant_id is None and model.idle_micro_usd:
-        lines.append(Line(IDLE, gpu_micro_usd=model.idle_micro_usd))
+        lines.append(Line(IDLE, gpu_micro_usd=model.idle_micro_usd,
+                          idle_gpu_micro_usd=model.idle_micro_usd))
     return lines
 
 

@@ -23,6 +23,7 @@ from gateway.reports.economics import (
     gpu_paid,
     idle_sums,
 )
+from gateway.reports.entry_mix import entry_mix_table, entry_traffic
 from gateway.reports.gpus import spans_for
 from gateway.reports.periods import Period
 from gateway.reports.queries import (
@@ -37,13 +38,14 @@ from gateway.reports.shadow_cost import shadow_line
 from gateway.reports.tables import Meta, audit_table, cost_table, economics_table, savings_table
 from gateway.reports.task_mix import task_mix_table, task_routes
 
-KINDS = ("cost", "economics", "savings", "audit", "routes")
+KINDS = ("cost", "economics", "savings", "audit", "routes", "apis")
 DIMENSIONS = {
     "cost": tuple(Dimension),
     "savings": tuple(Dimension),
     "economics": (Dimension.BACKEND,),  # GPUs are paid per deployment, whoever uses them
     "audit": (),
     "routes": (),  # always by task type, then backend
+    "apis": (),  # always by entry point
 }
 GPU_ATTRIBUTION = (
     "GPU-hours paid per deployment and UTC day; the busy share (paid minutes with traffic) "
@@ -170,3 +172,12 @@ async def routes_report(engine: AsyncEngine, period: Period, scope: Scope) -> Re
     meta: Meta = (("since", period.since.isoformat()), ("until", period.until.isoformat()),
                   ("tenant", scope.tenant_name), ("by", "task"))
     return task_mix_table(routes, meta)
+
+
+async def apis_report(engine: AsyncEngine, period: Period, scope: Scope) -> ReportTable:
+    """Traffic by entry point (from the audit log, exact to the instant asked)."""
+    async with engine.connect() as conn:
+        traffic = await entry_traffic(conn, period, scope.tenant_id)
+    meta: Meta = (("since", period.since.isoformat()), ("until", period.until.isoformat()),
+                  ("tenant", scope.tenant_name), ("by", "entry_point"))
+    return entry_mix_table(traffic, meta)

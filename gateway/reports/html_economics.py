@@ -16,7 +16,13 @@ API_COLOUR = "#E69F00"
 
 def _usd(micro: float) -> str:
     dollars = micro / 1_000_000
-    return f"${dollars:,.4f}" if dollars < 1 else f"${dollars:,.2f}"
+    sign = "-" if dollars < 0 else ""
+    return f"{sign}${abs(dollars):,.4f}" if abs(dollars) < 1 else f"{sign}${abs(dollars):,.2f}"
+
+
+def _hours(value: float) -> str:
+    """Enough decimals that GPU-hours reconcile with the cost beside them (0.0076, not 0.0)."""
+    return f"{value:,.1f}" if value >= 100 else f"{value:,.2f}" if value >= 1 else f"{value:.4f}"
 
 
 def _maybe(value: float | None, fmt: Callable[[float], str]) -> str:
@@ -49,7 +55,7 @@ def economics_section(rows: Sequence[BackendEconomics]) -> str:
                    "Decode tokens/s per stream")
     body = "".join(
         f"<tr><td>{escape(r.backend)}</td><td>{r.prompt_tokens + r.completion_tokens:,}</td>"
-        f"<td>{_maybe(r.gpu_hours_paid, lambda v: f'{v:,.1f}')}</td>"
+        f"<td>{_maybe(r.gpu_hours_paid, _hours)}</td>"
         f"<td>{_maybe(r.tokens_per_gpu_hour, lambda v: f'{v:,.0f}')}</td>"
         f"<td>{_maybe(r.usd_per_1k_micro, _usd)}</td>"
         f"<td>{_maybe(r.idle_gpu_micro_usd, _usd)}</td>"

@@ -62,13 +62,16 @@ footer { margin-top: 18px; }
 
 
 def usd(micro: float) -> str:
-    """Micro-USD as dollars, with the precision the size deserves."""
+    """Micro-USD as dollars, with the precision the size deserves; the sign before the
+    dollar sign (-$0.03)."""
+    if micro < 0:
+        return "-" + usd(-micro)
     dollars = micro / 1_000_000
-    if abs(dollars) >= 1000:
+    if dollars >= 1000:
         return f"${dollars:,.0f}"
-    if abs(dollars) >= 0.01 or dollars == 0:
+    if dollars >= 0.01 or dollars == 0:
         return f"${dollars:,.2f}"
-    return f"${dollars:.4f}".rstrip("0").rstrip(".") if abs(dollars) >= 0.0001 else "<$0.0001"
+    return f"${dollars:.4f}".rstrip("0").rstrip(".") if dollars >= 0.0001 else "<$0.0001"
 
 
 def seconds(value: float) -> str:
@@ -127,13 +130,12 @@ def _cards(data: PageData) -> str:
         _card("Cost", usd(data.cost_micro_usd),
               f"APIs {usd(data.cost_micro_usd - data.gpu_micro_usd)} + GPU-hours "
               f"{usd(data.gpu_micro_usd)}"),
-        _card("Idle GPUs", usd(data.idle_micro_usd),
-              f"{share(data.idle_micro_usd, data.gpu_micro_usd)} of the GPU-hours paid"
-              if data.gpu_micro_usd else "no GPU-hours paid"),
+        _idle_card(data),
         _card("Baseline cost", usd(data.baseline_cost_micro_usd) if has_baseline else "–",
               "all on the baseline backend" if has_baseline else "no baseline recorded"),
         _card("Saved", usd(saved) if has_baseline else "–",
-              f"{share(saved, data.baseline_cost_micro_usd)} of baseline"
+              f"{share(saved, data.baseline_cost_micro_usd)} of baseline: routing "
+              f"{usd(routing_saved(data))}, idle GPUs {usd(-data.idle_micro_usd)}"
               if has_baseline else ""),
         _card("Served self-hosted", share(data.self_hosted_requests, data.requests),
               f"{data.self_hosted_requests:,} requests"),
@@ -143,6 +145,14 @@ def _cards(data: PageData) -> str:
               + (f"; {data.sensitive_approved:,} to approved vendors"
                  if data.sensitive_approved else "")),
     )) + "</section>"
+
+
+def _idle_card(data: PageData) -> str:
+    if data.range.tenant is not None:  # idle GPUs are nobody's: not zero, just not theirs
+        return _card("Idle GPUs", "–", "not attributed to tenants")
+    return _card("Idle GPUs", usd(data.idle_micro_usd),
+                 f"{share(data.idle_micro_usd, data.gpu_micro_usd)} of the GPU-hours paid"
+                 if data.gpu_micro_usd else "no GPU-hours paid")
 
 
 def _legend(entries: Sequence[tuple[str, str]], dashed: str | None = None) -> str:
@@ -168,7 +178,15 @@ def _cost(data: PageData) -> str:
     stacks = [Series(b, data.cost_by_day[b], colour(i)) for i, b in enumerate(data.backends)]
     has_baseline = any(data.baseline_by_day)
     line = Series("baseline", data.baseline_by_day, LINE_COLOUR) if has_baseline else None
-    labels = [_day_label(d, len(data.days) > 7) for d in data.days]
+    # Days before the first with any cost are left out: a deployment an hour old gets one
+    # bar, not 29 empty days before it.
+    first = next((i for i in range(len(data.days))
+                  if any(s.values[i] for s in stacks) or data.baseline_by_day[i]), 0)
+    if first:
+        stacks = [Series(s.name, s.values[first:], s.colour) for s in stacks]
+        line = None if line is None else Series(line.name, line.values[first:], line.colour)
+    days = data.days[first:]
+    labels = [_day_label(d, len(days) > 7) for d in days]
     chart = stacked_bars(labels, stacks, line, usd, "Cost per day by backend, with the baseline")
     note = ("The dashed line is what the same requests would have cost on the policy's "
             "baseline backend." if has_baseline else
@@ -227,6 +245,24 @@ def _latency(data: PageData) -> str:
     )
 
 
+def routing_saved(data: PageData) -> int:
+    """Baseline − what serving the traffic cost at the margin (API spend, busy GPU share)."""
+    return data.baseline_cost_micro_usd - (data.cost_micro_usd - data.idle_micro_usd)
+
+
+def _savings_split(data: PageData) -> str:
+    routing = routing_saved(data)
+    text = (f"Saved {usd(routing - data.idle_micro_usd)} = routing savings on the traffic "
+            f"served {usd(routing)} − idle GPU-hours {usd(data.idle_micro_usd)} (of "
+            f"{usd(data.gpu_micro_usd)} GPU-hours paid).")
+    if data.idle_micro_usd > abs(routing):
+        # GPU-hours are charged by the wall clock: with no traffic the result swings
+        # negative, and the reader should see that it is capacity, not routing.
+        text += (" Idle capacity dominates: the GPUs paid by the clock cost more than routing "
+                 "saved, so this result moves with time, not with routing.")
+    return text
+
+
 def _savings(data: PageData) -> str:
     has_baseline = data.baseline_cost_micro_usd > 0
     names = [t.tenant for t in data.tenants]
@@ -253,7 +289,8 @@ def _savings(data: PageData) -> str:
              f"<th>{share(saved, data.baseline_cost_micro_usd)}</th></tr>")
     note = ("Actual cost (API spend + each tenant's share of the GPU-hours paid, by tokens) "
             "against the cost had every request gone to the baseline backend; the idle GPUs "
-            f"({usd(data.idle_micro_usd)}) are in the total, on no tenant."
+            f"({usd(data.idle_micro_usd)}) are in the total, on no tenant. "
+            + _savings_split(data)
             if has_baseline else "No baseline cost was recorded: actual cost only.")
     legend = _legend([(s.name, s.colour) for s in series])
     return (

@@ -13,6 +13,7 @@ from gateway.audit.deployments import DeclaredGpus
 from gateway.reports.audit_rows import AuditQuery
 from gateway.reports.build import (
     Scope,
+    apis_report,
     audit_report,
     cost_report,
     economics_report,
@@ -47,6 +48,9 @@ class ReportReader:
 
     async def routes(self, period: Period, scope: Scope) -> ReportTable:
         return await routes_report(self._engine, period, scope)
+
+    async def apis(self, period: Period, scope: Scope) -> ReportTable:
+        return await apis_report(self._engine, period, scope)
 
     async def page(self, rng: ReportRange, declared: Sequence[DeclaredGpus],
                    zones: dict[str, str]) -> PageData:

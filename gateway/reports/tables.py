@@ -56,7 +56,9 @@ def cost_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
 
 def savings_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
     """saved_usd = baseline_usd − cost_usd, with cost_usd as in the cost report: the GPU-hours
-    paid count against the savings, idle ones included (on their own line)."""
+    paid count against the savings, idle ones included (on their own line). It splits into
+    routing_saved_usd (baseline − what serving the traffic cost at the margin) less
+    idle_gpu_usd (capacity paid by the clock that no request used)."""
     columns = _columns(
         (by, Kind.TEXT), ("requests", Kind.COUNT), ("api_cost_usd", Kind.USD),
         ("gpu_cost_usd", Kind.USD), ("cost_usd", Kind.USD),
@@ -66,6 +68,7 @@ def savings_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
         ("sensitive", Kind.COUNT), ("sensitive_kept_home", Kind.COUNT),
         ("sensitive_external", Kind.COUNT), ("redacted", Kind.COUNT),
         ("sensitive_approved", Kind.COUNT),
+        ("routing_saved_usd", Kind.USD), ("idle_gpu_usd", Kind.USD),
     )
 
     def cells(x: Line) -> tuple[Cell, ...]:
@@ -79,6 +82,7 @@ def savings_table(by: str, lines: Sequence[Line], meta: Meta) -> ReportTable:
             _share(x.self_hosted_tokens, tokens), x.sensitive,
             x.sensitive - x.sensitive_external, x.sensitive_external, x.redacted,
             x.sensitive_approved,
+            x.routing_saved_micro_usd, x.idle_gpu_micro_usd,
         )
 
     ordered = _ordered(by, lines, lambda x: -x.saved_micro_usd)

@@ -33,5 +33,10 @@ async def month_cost(engine: AsyncEngine, tenant_id: str, declared: Sequence[Dec
         "cost_usd": format_usd(mine.cost_micro_usd),
         "baseline_usd": format_usd(mine.baseline_micro_usd),
         "saved_usd": format_usd(mine.saved_micro_usd),
+        # The savings report's split: a tenant's view has no idle GPUs (nobody's), so all
+        # of its saving is routing's; the note says where the idle ones went.
+        "routing_saved_usd": format_usd(mine.routing_saved_micro_usd),
+        "idle_gpu_usd": format_usd(mine.idle_gpu_micro_usd),
+        "idle_gpu_note": "idle GPU-hours are not attributed to tenants",
         "gpu_attribution": GPU_ATTRIBUTION,
     }

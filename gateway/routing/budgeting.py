@@ -27,6 +27,7 @@ from gateway.budget.store import BudgetStore
 from gateway.errors import BudgetStoreUnavailable, QuotaExceeded, RateLimited
 from gateway.policy.tenants import BudgetStoreFailure, TenantPolicy
 from gateway.policy.token_counting import prompt_tokens_for
+from gateway.routing.refusals import Candidate, WorstCase, budget_explanation, rate_explanation
 from gateway.routing.spend_guard import SpendGuard, Unmetered
 from gateway.telemetry.metrics import GatewayMetrics
 from gateway.types import Profile, RouteDecision, TenantContext, Usage
@@ -69,6 +70,7 @@ class BudgetGate:
         scopes: tuple[ScopeLimits, ...],
         cost_micro_usd: int,
         tokens: int,
+        worst: WorstCase | None = None,
     ) -> Admitted:
         day, month = self._periods(time.time())
         guard = self._guard
@@ -100,7 +102,8 @@ class BudgetGate:
         if not admission.admitted:
             if self._metrics is not None:
                 self._metrics.budget_rejections.labels(reason=admission.reason or "?").inc()
-            raise refusal(admission)
+            raise refusal(admission, await self._explain(admission, tenant, scopes, worst,
+                                                         day, month))
         if admission.soft_limit != self._soft.get(tenant.tenant_id, False):
             if len(self._soft) > 100_000:
                 self._soft.clear()
@@ -114,6 +117,22 @@ class BudgetGate:
         """What an unmetered request cost: owed to Redis, charged once it answers."""
         if self._guard is not None:
             self._guard.settled_unmetered(held, cost_micro_usd, tokens)
+    async def _explain(self, admission: Admission, tenant: TenantContext,
+                       scopes: tuple[ScopeLimits, ...], worst: WorstCase | None, day: str,
+                       month: str) -> str:
+        """The refusal's reasons (a refused request may afford the store one more read)."""
+        if worst is None:
+            return ""
+        limits = next((s for s in scopes if s.scope == admission.scope), None)
+        if admission.reason in ("rpm", "tpm", "concurrent"):
+            return rate_explanation(admission, limits, worst)
+        try:
+            usage = await self._store.usage(tenant.tenant_id, admission.scope or "tenant",
+                                            day, month)
+        except BudgetUnavailable as exc:
+            log.warning("budget usage unreadable for a refusal's message: %s", exc)
+            usage = None
+        return budget_explanation(admission, limits, worst, usage)
 
     async def settle(self, reservation: Reservation, cost_micro_usd: int, tokens: int) -> bool:
         """False when the store could not be reached (the audit row still has the cost)."""
@@ -165,9 +184,11 @@ def duration(seconds: float) -> str:
     return f"{minutes}m{secs}s" if minutes else f"{secs}s"
 
 
-def refusal(admission: Admission) -> QuotaExceeded | RateLimited:
+def refusal(admission: Admission, why: str = "") -> QuotaExceeded | RateLimited:
     """The 429 for a refused admission: budgets are final for the period (the SDK must not
-    retry: x-should-retry false), rate limits say when to come back (retry-after)."""
+    retry: x-should-retry false), rate limits say when to come back (retry-after). `why`: the
+    limit, spent, reserved and what would fit (refusals.py)."""
+    why = f" {why}" if why else ""
     headers = rate_headers(admission.rate)
     where = _scope_words(admission.scope)
     reason = admission.reason or "budget"
@@ -178,13 +199,14 @@ def refusal(admission: Admission) -> QuotaExceeded | RateLimited:
         what = {"rpm": "requests per minute", "tpm": "tokens per minute",
                 "concurrent": "concurrent requests"}[reason]
         return RateLimited(
-            f"Rate limit reached for {where}: {what}. Please try again in {duration(wait)}.",
+            f"Rate limit reached for {where}: {what}.{why} Please try again in "
+            f"{duration(wait)}.",
             headers=headers,
         )
     period = "daily" if reason.startswith("daily") else "monthly"
     unit = "spend" if reason.endswith("usd") else "token"
     return QuotaExceeded(
-        f"You exceeded the {period} {unit} budget of {where}. It resets at the start of the "
+        f"You exceeded the {period} {unit} budget of {where}.{why} It resets at the start of the "
         "next UTC " + ("day." if period == "daily" else "month."),
         headers=headers,
     )
@@ -200,8 +222,17 @@ def _scope_words(scope: str | None) -> str:
 def worst_case(profile: Profile, decision: RouteDecision) -> tuple[int, int]:
     """(micro-USD, tokens) to reserve: the whole prompt and every output token allowed, at the
     dearest candidate's price (a fallback may serve it)."""
+    worst = worst_case_of(profile, decision)
+    return worst.cost_micro_usd, worst.tokens
+
+
+def worst_case_of(profile: Profile, decision: RouteDecision) -> WorstCase:
+    """`worst_case`, keeping how it was reached for a refusal's message."""
     output = profile.max_output_tokens or DEFAULT_RESERVE_OUTPUT_TOKENS
     # Each candidate's own count: an estimated tokenizer may see more tokens than o200k.
     usages = [Usage(prompt_tokens_for(b, profile), output) for b in decision.candidates]
     cost = max(cost_micro_usd(u, b.price) for u, b in zip(usages, decision.candidates, strict=True))
-    return cost, max(u.total_tokens for u in usages)
+    return WorstCase(
+        cost, max(u.total_tokens for u in usages), output, profile.max_output_tokens is None,
+        tuple(Candidate(b.name, b.price, u.prompt_tokens)
+              for u, b in zip(usages, decision.candidates, strict=True)))

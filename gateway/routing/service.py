@@ -20,7 +20,7 @@ from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError, InternalError
 from gateway.policy.engine import decide_for
 from gateway.routing.audit_labels import audit_labels
-from gateway.routing.budgeting import Admitted, BudgetGate, worst_case
+from gateway.routing.budgeting import Admitted, BudgetGate, worst_case_of
 from gateway.routing.content_capture import capture
 from gateway.routing.engine_counts import EngineCounter, with_engine_counts
 from gateway.routing.failover import Failover, Undelivered, open_stream, whole_reply
@@ -168,9 +168,10 @@ class RoutingService:
 
     async def _reserve(self, arrival: Arrival, profile: Profile, route: Route,
                        scopes: tuple[ScopeLimits, ...]) -> Admitted:
+        worst = worst_case_of(profile, route.decision)
         return arrival.spans.reserved(await self._budget.admit(
             arrival.plan.tenant, arrival.tenant, arrival.request.request_id, scopes,
-            *worst_case(profile, route.decision),
+            worst.cost_micro_usd, worst.tokens, worst,
         ))
 
     async def _open_stream(

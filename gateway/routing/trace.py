@@ -11,11 +11,13 @@ from dataclasses import dataclass, replace
 from gateway.budget.limits import Reservation
 from gateway.budget.pricing import format_usd
 from gateway.errors import GatewayError
+from gateway.policy.load_state import load_rejected
 from gateway.policy.runtime import RequestPolicy
 from gateway.routing.budgeting import Admitted
 from gateway.scraper.fleet import Ticket
 from gateway.telemetry.tracing import NO_SPANS, Spans
 from gateway.types import (
+    ENTRY_OF_ENDPOINT,
     AuditContent,
     AuditEvent,
     Backend,
@@ -130,6 +132,7 @@ def audit_event(
         tenant_id=tenant.tenant_id,
         key_id=tenant.key_id,
         endpoint=request.endpoint.value,
+        entry_point=(request.entry or ENTRY_OF_ENDPOINT[request.endpoint]).value,
         requested_model=model,
         backend=backend.name if backend else None,
         upstream_model=backend.model if backend else None,
@@ -146,6 +149,7 @@ def audit_event(
         stream=request.stream,
         outcome=outcome,
         rejected=decision.rejected if decision else (),
+        load_rejected=load_rejected(decision.rejected) if decision else (),
         predicted_ttft_s=decision.predicted_ttft_s if decision else None,
         predicted_cost_micro_usd=decision.predicted_cost_micro_usd if decision else None,
         spill_over=decision.spilled if decision else False,

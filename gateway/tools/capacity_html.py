@@ -43,7 +43,7 @@ def render_capacity(found: list[DeploymentPlan | tuple[str, str]]) -> str:
     rows = []
     for p in found:
         if isinstance(p, tuple):
-            rows.append(f'<tr><td>{escape(p[0])}</td><td colspan="8">not sized: '
+            rows.append(f'<tr><td>{escape(p[0])}</td><td colspan="9">not sized: '
                         f"{escape(p[1])}</td></tr>")
             continue
         o = p.observed
@@ -55,15 +55,19 @@ def render_capacity(found: list[DeploymentPlan | tuple[str, str]]) -> str:
             f"<td>{o.peak_qps:,.3f}</td><td>{o.prompt_tokens_p90:,} / "
             f"{o.output_tokens_p90:,}</td><td>{p.plan.gpus:,}</td>"
             f"<td>{_usd(p.plan.monthly_usd)}</td><td>{_usd(p.baseline_monthly_usd)}</td>"
-            f"<td>{'–' if p.break_even_qps is None else f'{p.break_even_qps:,.3f}'}</td>"
+            f"<td>{o.mean_qps:,.4f}</td>"
+            f"<td>{'–' if p.break_even_qps is None else f'{p.break_even_qps:,.4f}'}</td>"
             f"<td>{spill}</td></tr>")
     return (
         '<section id="capacity"><h2>Capacity</h2><p class="note">What each self-hosted '
         "deployment needs for the busiest minute of the range with 20 % headroom (as "
         "<code>gateway plan --from-audit</code> sizes it), against the same traffic on the "
-        "baseline API. Owning beats renting above the break-even QPS.</p>"
+        "baseline API. The break-even QPS is the sustained rate (a month's average, as the "
+        "monthly costs beside it are priced) at which the GPUs cost what the baseline API "
+        "would: compare it with the mean QPS, not the busiest minute's.</p>"
         "<table><thead><tr><th>Deployment</th><th>Peak in flight</th><th>Peak QPS</th>"
         "<th>p90 prompt / output</th><th>GPUs needed</th><th>Monthly</th>"
-        "<th>Baseline API monthly</th><th>Break-even QPS</th><th>Best spill</th></tr>"
+        "<th>Baseline API monthly</th><th>Mean QPS</th><th>Break-even QPS (sustained)</th>"
+        "<th>Best spill</th></tr>"
         f"</thead><tbody>{''.join(rows)}</tbody></table></section>"
     )

@@ -22,6 +22,7 @@ MODELS: dict[str, ModelShape] = {
     "llama-3.1-70b": ModelShape(70.6, 80, 8, 128, context_window=131_072),
     "llama-3.1-405b": ModelShape(405.9, 126, 8, 128, context_window=131_072),
     "qwen2.5-7b": ModelShape(7.62, 28, 4, 128, context_window=131_072),
+    "qwen2.5-32b": ModelShape(32.5, 64, 8, 128, context_window=131_072),
     "qwen2.5-72b": ModelShape(72.7, 80, 8, 128, context_window=131_072),
     "qwen3-32b": ModelShape(32.8, 64, 8, 128, context_window=131_072),
     "mistral-7b": ModelShape(7.25, 32, 8, 128, context_window=32_768),

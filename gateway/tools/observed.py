@@ -32,6 +32,12 @@ class ObservedLoad:
     baseline_micro_usd: int  # the same requests on the baseline
 
     @property
+    def mean_qps(self) -> float:
+        """Arrivals per second over the whole range: what a break-even QPS (a sustained
+        rate, priced by the month) compares with, not the busiest minute."""
+        return self.requests / (self.minutes * 60) if self.minutes else 0.0
+
+    @property
     def peak_sessions(self) -> float:
         return self.in_flight[-1][0] if self.in_flight else 0.0
 

@@ -4,12 +4,15 @@ Pure: audit rows in (canonical form, see audit/records.py), a ReplayReport out. 
 what decide() reads: who asked (tenant, endpoint, model, tags), how big (prompt tokens,
 max_tokens), how hard (complexity), which sensitive categories were found, and whether the
 tenant was over its soft budget limit. The fleet is empty and the rotation 0: the replay
-compares policies, not moments, so the load at the time is not replayed and predicted
-latencies are the new policy's priors.
+compares policies, not moments, except for load: a row keeps the backends its decision set
+aside for their load (trace `load`), and the replay sets the same ones aside (as open
+circuits), so the recorded policy reproduces its own spill-overs. Predicted latencies are the
+new policy's priors.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -23,6 +26,8 @@ from gateway.tools.replay_features import FeatureKey, FeatureKeys, recorded_task
 from gateway.tools.replay_load import AFTER, BEFORE, LoadTally, replay_loads
 from gateway.tools.replay_report import Leak, ReplayReport, Tally, build_report
 from gateway.types import (
+    BackendState,
+    Circuit,
     Complexity,
     Endpoint,
     FleetSnapshot,
@@ -41,6 +46,10 @@ SKIP_ENDPOINT = "endpoint unknown to this gateway"
 # Rows have spelled the chat endpoint both ways ("chat/completions", "chat.completions").
 ENDPOINTS = {e.value: e for e in Endpoint} | {e.value.replace("/", "."): e for e in Endpoint}
 EMPTY_FLEET = FleetSnapshot()
+NOTHING_SET_ASIDE: tuple[str, ...] = ()
+# A row written by a gateway that records the load also records its entry point (`api`):
+# without it, the row predates both and is replayed on an idle fleet.
+RECORDS_LOAD = "api"
 # The audit_log columns a replay reads (the rest of a row is not needed).
 COLUMNS = (
     "request_id", "tenant_id", "tenant", "key_id", "endpoint", "requested_model", "backend",
@@ -121,6 +130,18 @@ class Replayer:
         self._tally = Tally()
         self._load = LoadTally()
         self._started_s = time.perf_counter()
+        # Few distinct sets of backends are set aside: each one's fleet is built once.
+        self._fleets: dict[tuple[str, ...], FleetSnapshot] = {}
+
+    def _fleet(self, load: tuple[str, ...]) -> FleetSnapshot:
+        fleet = self._fleets.get(load)
+        if fleet is None:
+            if len(self._fleets) >= self._max_cached:
+                self._fleets.clear()
+            fleet = fleet_of(load)
+            if self._max_cached:
+                self._fleets[load] = fleet
+        return fleet
 
     def add(self, rows: Iterable[Row]) -> None:
         tally = self._tally
@@ -143,7 +164,11 @@ class Replayer:
     def _replay(self, row: Row) -> None:
         tally = self._tally
         before = recorded_primary(row)
-        outcome = self._outcome(row, before)
+        load = recorded_load(row)
+        if load is None:
+            tally.without_load_state += 1
+            load = NOTHING_SET_ASIDE
+        outcome = self._outcome(row, before, load)
         tally.replayed += 1
         if outcome.backend is None:
             assert outcome.refusal is not None and outcome.reason is not None
@@ -169,12 +194,18 @@ class Replayer:
         )
         if outcome.exposed_to is not None:
             tally.leaks.append(_leak(row, outcome))
+        if (outcome.backend != before and backend.zone == Zone.SELF_HOSTED
+                and outcome.backend not in _seen(row, load)):
+            tally.unfaithful[f"{outcome.backend}: its load then was not recorded (a backend "
+                             "or pool the recorded decision did not weigh)"] += 1
 
-    def _outcome(self, row: Row, before: str | None) -> Outcome:
-        key = self._keys.key(row)
+    def _outcome(self, row: Row, before: str | None, load: tuple[str, ...]) -> Outcome:
+        key: FeatureKey | tuple[FeatureKey, tuple[str, ...]] = self._keys.key(row)
+        if load:
+            key = (key, load)
         tried = self._cache.get(key)
         if tried is None:
-            tried = {0: self._decide(row, 0)}
+            tried = {0: self._decide(row, 0, load)}
             if len(self._cache) >= self._max_cached:
                 self._cache.clear()
             if self._max_cached:
@@ -191,17 +222,21 @@ class Replayer:
         for rotation in range(1, len(first.candidates)):
             outcome = tried.get(rotation)
             if outcome is None:
-                outcome = tried[rotation] = self._decide(row, rotation)
+                outcome = tried[rotation] = self._decide(row, rotation, load)
             if outcome.backend == before:
                 return outcome
+        if first.backend in load and before in load:
+            # Both set aside for their load: which went first was the load's call (the
+            # shorter queue, the fuller cache), which the replay does not model; it stands.
+            return replace(first, backend=before)
         return first
 
-    def _decide(self, row: Row, rotation: int) -> Outcome:
+    def _decide(self, row: Row, rotation: int, load: tuple[str, ...]) -> Outcome:
         self._tally.decisions += 1
         request, profile, tenant = rebuild(row)
         try:
             decision = decide_for(
-                self._policy.for_request(tenant, request), request, profile, EMPTY_FLEET,
+                self._policy.for_request(tenant, request), request, profile, self._fleet(load),
                 rotation, row["over_soft_limit"],
             )
         except PermissionDenied as exc:
@@ -222,6 +257,36 @@ class Replayer:
             ttft_s=decision.predicted_ttft_s,
             exposed_to=exposed,
         )
+
+
+def recorded_load(row: Row) -> tuple[str, ...] | None:
+    """The backends the recorded decision set aside for their load; None for a row written
+    before that was recorded."""
+    trace = row.get("trace") or {}
+    if RECORDS_LOAD not in trace:
+        return None
+    return tuple(trace.get("load") or ())
+
+
+# An open circuit that never half-opens: decide() moves the backend last (spill_to first when
+# a rule has one), as the saturation it recorded did.
+_SET_ASIDE = BackendState(circuit=Circuit.OPEN, retry_at_s=math.inf)
+
+
+def fleet_of(load: tuple[str, ...]) -> FleetSnapshot:
+    """The fleet a replay decides on: the recorded set-aside backends out of service."""
+    if not load:
+        return EMPTY_FLEET
+    return FleetSnapshot(dict.fromkeys(load, _SET_ASIDE), 0.0)
+
+
+def _seen(row: Row, load: tuple[str, ...]) -> set[str]:
+    """Every backend whose state at the time the row speaks of."""
+    trace = row.get("trace") or {}
+    seen = {*load, *(trace.get("tried") or ()), *(r[0] for r in trace.get("rejected") or ())}
+    if row["backend"]:
+        seen.add(row["backend"])
+    return seen
 
 
 def _leak(row: Row, outcome: Outcome) -> Leak:

@@ -14,8 +14,12 @@ from gateway.tools.replay_load import ReplayLoad
 DENIED, UNROUTABLE = "(denied)", "(unroutable)"
 MAX_REASONS = 50  # distinct refusal messages kept; the rest are counted together
 OTHER_REASONS = "(other reasons)"
-NOT_MOMENTS = ("the fleet is empty: the replay compares policies, not moments; the load at "
-               "the time is not replayed and predicted latencies are the new policy's priors")
+NOT_MOMENTS = ("each row is re-decided under the load it recorded (the backends then set aside "
+               "for saturation, open circuits or predicted latency stay set aside); predicted "
+               "latencies are the new policy's priors")
+# Rows written before the load was recorded: replayed on an idle fleet, as replay once did all.
+IDLE_FLEET_NOTE = ("{n} rows predate recorded load state: replayed on an idle fleet, so a "
+                   "request that spilled over because a pool was saturated may show as changed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,9 @@ class Tally:
     leaks: list[Leak] = field(default_factory=list)
     decisions: int = 0
     cache_hits: int = 0
+    without_load_state: int = 0  # rows from before the load was recorded
+    # Why a replayed decision rests on load that was never recorded (a new backend or pool).
+    unfaithful: Counter[str] = field(default_factory=Counter)
 
     def route(self, *, tenant: str, before: str, after: str, recorded_cost: int, new_cost: int,
               recorded_ttft_s: float | None, new_ttft_s: float | None, sensitive: bool) -> None:
@@ -139,6 +146,8 @@ class ReplayReport:
     decisions: int  # decide() calls; the rest were answered from the cache
     elapsed_s: float
     loads: tuple[ReplayLoad, ...] = ()  # per backend before and after: for capacity
+    without_load_state: int = 0  # replayed on an idle fleet (see IDLE_FLEET_NOTE)
+    unfaithful: dict[str, int] = field(default_factory=dict)  # reason → rows
 
 
     @property
@@ -163,6 +172,9 @@ class ReplayReport:
         data = asdict(self)
         del data["loads"]  # the command sizes GPUs from them and reports that instead
         data["note"] = NOT_MOMENTS
+        if self.without_load_state:
+            data["idle_fleet_note"] = IDLE_FLEET_NOTE.format(n=self.without_load_state)
+        data["unfaithful_rows"] = sum(self.unfaithful.values())
         data["changed_share"] = round(self.changed_share, 6)
         data["rows_per_s"] = round(self.rows_per_s)
         data["cost"]["delta_micro_usd"] = self.cost.delta_micro_usd
@@ -203,7 +215,8 @@ def build_report(tally: Tally, policy: str, since: str, until: str,
         refused_recorded_micro_usd=tally.refused_recorded_micro_usd, ttft=ttft,
         denied=dict(tally.denied.most_common()), unroutable=dict(tally.unroutable.most_common()),
         sensitive=tally.sensitive, leaks=tuple(tally.leaks), decisions=tally.decisions,
-        elapsed_s=elapsed_s,
+        elapsed_s=elapsed_s, without_load_state=tally.without_load_state,
+        unfaithful=dict(tally.unfaithful.most_common(MAX_REASONS)),
     )
 
 

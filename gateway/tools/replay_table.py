@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from gateway.audit.records import ts_datetime
 from gateway.budget.pricing import format_usd
-from gateway.tools.replay_report import NOT_MOMENTS, Leak, ReplayReport
+from gateway.tools.replay_report import IDLE_FLEET_NOTE, NOT_MOMENTS, Leak, ReplayReport
 
 
 def render_table(report: ReplayReport) -> str:
     lines = [
         f"policy replay  {report.policy}   {report.since} .. {report.until}",
         f"note       {NOT_MOMENTS}",
+        *([f"note       {IDLE_FLEET_NOTE.format(n=report.without_load_state)}"]
+          if report.without_load_state else []),
+        *(f"unfaithful {n}  {why}" for why, n in report.unfaithful.items()),
         "",
         *_leaks(report),
         "",

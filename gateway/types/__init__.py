@@ -39,6 +39,24 @@ class Endpoint(StrEnum):
     RESPONSES = "responses"
 
 
+class EntryPoint(StrEnum):
+    """The API the client called, as the audit log keeps it: /v1/messages and /v1/responses
+    are routed as chat, so `Endpoint` alone cannot tell them apart."""
+
+    CHAT = "chat"
+    COMPLETIONS = "completions"
+    EMBEDDINGS = "embeddings"
+    MESSAGES = "messages"
+    RESPONSES = "responses"
+
+
+# The entry point of a request whose front door did not name one: its routed endpoint's.
+ENTRY_OF_ENDPOINT = {
+    Endpoint.CHAT: EntryPoint.CHAT, Endpoint.COMPLETIONS: EntryPoint.COMPLETIONS,
+    Endpoint.EMBEDDINGS: EntryPoint.EMBEDDINGS, Endpoint.RESPONSES: EntryPoint.RESPONSES,
+}
+
+
 class Zone(StrEnum):
     SELF_HOSTED = "self_hosted"
     EXTERNAL = "external"
@@ -73,6 +91,8 @@ class RouteRequest:
     # (parameter, why): what in it chat completions cannot carry, so only such a backend
     # may serve it (the others refuse it, naming the parameter and themselves).
     responses_only: tuple[str, str] | None = None
+    # The front door it came through when that is not its endpoint's (messages, responses).
+    entry: EntryPoint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +391,10 @@ class AuditEvent:
     # The approval (policy `approval`) that let this request's sensitive data reach an
     # external backend unredacted; None when none was needed.
     approval: str | None = None
+    entry_point: str | None = None  # EntryPoint: the API the client called
+    # The backends the decision set aside for their load then (policy/load_state.py): what a
+    # replay puts back so the recorded policy reproduces its own decisions.
+    load_rejected: tuple[str, ...] = ()
     # Prompt and answer with sensitive spans already replaced: only for tenants that opted in
     # (store_content: redacted). Kept beside the row, outside its hash.
     content: AuditContent | None = None

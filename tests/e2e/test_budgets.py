@@ -83,6 +83,25 @@ def test_a_hard_budget_stops_requests_with_insufficient_quota_and_no_retry(
         gw.client().chat.completions.create(model="auto", messages=HELLO, max_tokens=1)
 
 
+def test_a_refusal_says_what_was_reserved_and_what_would_fit(limited: Gateway) -> None:
+    gw = limited
+    spent = float(tenant_scope(usage(gw))["spent_today_usd"])  # type: ignore[arg-type]
+    # 60 µUSD of room: max_tokens 200 reserves ~400 µUSD of output at the dearest price.
+    put_limits(gw, "tenant", {"budget": {"daily_usd": round(spent + 0.00006, 6)}})
+    with pytest.raises(openai.RateLimitError) as info:
+        gw.client().chat.completions.create(model="auto", messages=HELLO, max_tokens=200)
+    error = info.value
+    assert error.code == "insufficient_quota" and error.type == "insufficient_quota"
+    message = error.body["message"]  # type: ignore[index]
+    assert message.startswith("You exceeded the daily spend budget of your organization.")
+    assert f"Limit ${spent + 0.00006:.6f}; spent ${spent:.6f};" in message
+    assert "This request reserved $" in message and "max_tokens 200 at the price of" in message
+    fits = int(message.split("max_tokens up to ")[1].split()[0])
+    assert 0 < fits < 200
+    # The request the message describes is admitted.
+    gw.client().chat.completions.create(model="auto", messages=HELLO, max_tokens=fits)
+
+
 def test_rate_limits_use_openai_headers_and_retry_after(limited: Gateway) -> None:
     gw = limited
     put_limits(gw, "tag:batch", {"limits": {"rpm": 2}})

@@ -13,6 +13,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ SELF_HOSTED = {"llama-8b", "qwen-32b"}
 class Demo:
     url: str
     key: str
+    home: Path
 
     def client(self) -> openai.OpenAI:
         return openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
@@ -56,7 +58,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
                               "policy.yaml", "--port", str(port)], home, env, port)
     try:
         serve.wait_healthy(timeout_s=60)
-        yield Demo(serve.url, key)
+        yield Demo(serve.url, key, home)
     finally:
         returncode = serve.stop()
     assert returncode == 0, serve.output()
@@ -172,8 +174,8 @@ def test_hard_requests_reach_the_frontier_and_everyday_ones_stay_home(demo: Demo
     assert left / len(everyday) <= 0.1, [h["x-gateway-complexity"] for h in everyday]
 
 
-def test_a_burst_spills_over_from_the_saturated_engines_to_an_api(demo: Demo) -> None:
-    async def burst() -> list[dict[str, str]]:
+def burst(demo: Demo, n: int = 64) -> list[dict[str, str]]:
+    async def send() -> list[dict[str, str]]:
         async with openai.AsyncOpenAI(base_url=f"{demo.url}/v1", api_key=demo.key,
                                       max_retries=0) as client:
             async def one(i: int) -> dict[str, str]:
@@ -184,14 +186,47 @@ def test_a_burst_spills_over_from_the_saturated_engines_to_an_api(demo: Demo) ->
                 raw.parse()
                 return dict(raw.headers)
 
-            return await asyncio.gather(*(one(i) for i in range(64)))
+            return await asyncio.gather(*(one(i) for i in range(n)))
 
-    replies = asyncio.run(burst())
+    return asyncio.run(send())
+
+
+def test_a_burst_spills_over_from_the_saturated_engines_to_an_api(demo: Demo) -> None:
+    replies = burst(demo)
     spilled = [h for h in replies if h.get("x-gateway-spill-over") == "true"]
     assert spilled, [h["x-gateway-backend"] for h in replies]
     assert {h["x-gateway-backend"] for h in spilled} <= {"gpt-4o", "claude-sonnet"}
     assert {h["x-gateway-backend"] for h in replies} & SELF_HOSTED  # they were used first
     assert all(h["x-gateway-rule"] == "cheapest-good-enough" for h in replies)
+
+
+def test_the_unchanged_policy_replayed_over_its_own_burst_changes_nothing(demo: Demo) -> None:
+    """`gateway policy replay` of the demo's own policy over its traffic, a burst that spilled
+    over included: the load each row recorded is replayed with it, so (nearly) nothing
+    "changes" and the cost holds (it once un-spilled the spill-overs onto an idle fleet)."""
+    ask(demo, "Hello! How are you today?")
+    replies = burst(demo)
+    spilled = sum(h.get("x-gateway-spill-over") == "true" for h in replies)
+    assert spilled
+    sent = len(replies) + 1
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    deadline = time.monotonic() + 20
+    while True:  # the audit writer flushes in batches
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway", "policy", "replay", "--policy", "policy.yaml",
+             "--since", "1h", "--format", "json", "--no-progress"],
+            cwd=demo.home, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode in (0, 3), done.stderr
+        report = json.loads(done.stdout)
+        if report["replayed"] >= sent or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert report["replayed"] >= sent and "idle_fleet_note" not in report
+    print(f"replayed {report['replayed']}, changed {report['changed']}, "
+          f"spilled in this burst {spilled}, cost {report['cost']}")
+    assert report["changed_share"] <= 0.02, report["moves"]
+    cost = report["cost"]
+    assert abs(cost["delta_micro_usd"]) <= 0.02 * cost["recorded_micro_usd"], cost
 
 
 def test_the_demo_chains_responses_with_previous_response_id(demo: Demo) -> None:

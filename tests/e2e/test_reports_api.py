@@ -163,3 +163,13 @@ def test_the_route_mix_by_task(gw: Gateway, tenants: Tenants) -> None:
     assert [(r["task"], r["requests"]) for r in own["rows"]] == [("(none)", 2)]
     grouped = get(gw, "/admin/reports/routes", ADMIN_KEY, by="tenant", **RANGE)
     assert grouped.status_code == 400 and grouped.json()["error"]["param"] == "by"
+
+
+def test_traffic_by_entry_point(gw: Gateway, tenants: Tenants) -> None:
+    # Rows from before the entry point was recorded count by their endpoint (chat).
+    everyone = ok(get(gw, "/admin/reports/apis", ADMIN_KEY, **RANGE))
+    assert [(r["entry_point"], r["requests"]) for r in everyone["rows"]] == [("chat", 5)]
+    own = ok(get(gw, "/v1/reports/apis", tenants.b_key, **RANGE))
+    assert [(r["entry_point"], r["requests"]) for r in own["rows"]] == [("chat", 2)]
+    grouped = get(gw, "/admin/reports/apis", ADMIN_KEY, by="tenant", **RANGE)
+    assert grouped.status_code == 400 and grouped.json()["error"]["param"] == "by"

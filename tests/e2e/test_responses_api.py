@@ -330,6 +330,7 @@ def test_a_finished_stream_is_recorded_as_served(rig: ResponsesRig) -> None:
     assert list(raw.parse())[-1].type == "response.completed"
     row = audited(rig, raw.headers["x-request-id"])
     assert row["outcome"] == "ok" and row["completion_tokens"] > 0
+    assert row["entry_point"] == "responses"  # the API called, not the routed endpoint
 
 
 def test_the_openapi_document_lists_every_error_a_client_can_get(rig: ResponsesRig) -> None:

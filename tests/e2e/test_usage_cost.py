@@ -61,3 +61,7 @@ def test_usage_says_what_the_month_cost_as_the_reports_do(gw: Gateway) -> None:
         time.sleep(0.1)
     assert float(after["cost_usd"]) == round(float(before["cost_usd"]) + cost, 6)
     assert after["cost_usd"] == format_usd(reported_cost(gw, "acme"))
+    # The savings split: a tenant carries no idle GPUs, so its saving is all routing's.
+    assert after["idle_gpu_usd"] == "0.000000" and "not attributed" in after["idle_gpu_note"]
+    assert after["routing_saved_usd"] == after["saved_usd"] == format_usd(
+        round((float(after["baseline_usd"]) - float(after["cost_usd"])) * 1e6))

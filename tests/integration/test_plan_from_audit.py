@@ -76,7 +76,9 @@ async def test_the_plan_from_observed_traffic(engine: AsyncEngine, tmp_path: Pat
     prompt_p90 = round(bucket_tokens(token_bucket(1200)))  # within 10 % above 1,200
     output_p90 = round(bucket_tokens(token_bucket(300)))
     assert llama["observed"] == {
-        "peak_sessions": 2.0, "peak_qps": round(4 / 60, 3), "prompt_tokens_p90": prompt_p90,
+        "peak_sessions": 2.0, "peak_qps": round(4 / 60, 3),
+        "mean_qps": round(5 / 86_400, 6),  # the day's five requests: what break-even compares
+        "prompt_tokens_p90": prompt_p90,
         "output_tokens_p90": output_p90, "requests": 5,
         "tokens_per_s_per_gpu": 4 * 300 / 60,  # the busiest minute, on its one GPU
     }
@@ -127,3 +129,14 @@ async def test_the_report_page_has_the_same_plan(engine: AsyncEngine, tmp_path: 
     # The same figures as the plan above: 2 GPUs at $1,168 a month for llama-8b.
     assert "<td>llama-8b</td><td>2.00</td><td>0.067</td>" in section
     assert "<td>2</td><td>$1,168.00</td>" in section
+    # Break-even beside the mean QPS in the same (sustained) unit, as the CLI states both.
+    text = await asyncio.to_thread(
+        CliRunner().invoke, cli,
+        ["plan", "--from-audit", "--since", "2026-11-18", "--until", "2026-11-18",
+         "--policy", str(path), "--database-url", url],
+        env={"GATEWAY_DATABASE_URL": None}, catch_exceptions=False)
+    break_even = f"{1168 / (0.006 * 730 * 3600):,.4f}"
+    mean = f"{5 / 86_400:,.4f}"
+    assert f"<td>{mean}</td><td>{break_even}</td>" in section
+    assert f"above {break_even} QPS sustained (observed mean {mean} QPS)" in text.output
+    assert f"${1168:,.2f} a month" in text.output and "$1,168.00" in section

@@ -158,6 +158,8 @@ def test_front_door_requests_are_audited_like_any_other(gw: Rig) -> None:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert rows[0]["backend"] == "local" and rows[0]["completion_tokens"] > 0
+    # Routed as chat, but recorded as the API the client called (covered by the row hash).
+    assert rows[0]["endpoint"] == "chat/completions" and rows[0]["entry_point"] == "messages"
 
 
 def test_upstream_rate_limit_is_a_429_for_the_claude_sdk(gw: Rig) -> None:

@@ -180,3 +180,46 @@ def test_idle_gpus_and_unit_economics_are_on_the_page() -> None:
     assert '<section id="economics">' in page
     assert "&lt;b&gt;llama&lt;/b&gt;" in page and "<b>llama</b>" not in page
     assert len(svgs(page)) >= 8  # cost, two mixes, two latency, savings, four economics
+
+
+def test_negative_money_puts_the_sign_before_the_dollar() -> None:
+    assert usd(-30_000) == "-$0.03" and usd(-1_500) == "-$0.0015"
+    assert usd(-4_321_000_000) == "-$4,321"
+    assert "$-" not in sample_page(replace(GROUP, baseline_cost_micro_usd=0, cost_micro_usd=30_000),
+                                   replace(AWAY, baseline_cost_micro_usd=10_000))
+
+
+def test_a_young_deployment_gets_no_empty_days_before_its_first() -> None:
+    rng = ReportRange(date(2026, 10, 22), date(2026, 11, 20))  # the default 30 days
+    page = render_page(build_page(rng, [replace(GROUP, day=date(2026, 11, 20))], {}, NOW))
+    (cost, *_) = svgs(page)
+    labels = [t.text for t in cost.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("text-anchor") == "middle"]
+    assert labels == ["2026-11-20"]
+
+
+def test_gpu_hours_carry_enough_decimals_and_a_tenant_is_told_idle_is_not_theirs() -> None:
+    sums = BackendSums("llama", "self_hosted", 10, 0, 8000, 2000, 0, 0, 4.0, 190, 0.0, 0)
+    # 27 GPU-seconds paid (0.0075 h), two thirds idle: "0.0" would hide them.
+    owned = backend_economics(sums, {}, {}, GpuPaid(27.0, 27.0, 6_000, 1, 4_000))
+    page = render_page(build_page(RANGE, [GROUP], {}, NOW, [owned]))
+    assert "<td>0.0075</td>" in page
+    mine = render_page(build_page(replace(RANGE, tenant="acme"), [GROUP], {}, NOW))
+    assert "not attributed to tenants" in mine
+
+
+def test_the_page_splits_savings_and_says_when_idle_capacity_dominates() -> None:
+    # GROUP: baseline 60,000, cost 1,500 (its busy GPU share); 30,000 µUSD of GPUs idle.
+    paid = replace(GROUP, gpu_micro_usd=1_500)
+    idle = DailyTotals(date(2026, 11, 17), "", "", IDLE, "", "self_hosted", 0, 0, 30_000,
+                       0, 0, 0, 30_000)
+    page = render_page(build_page(RANGE, [paid, idle], {}, NOW))
+    # Routing saved 60,000 − 1,500 = 58,500; less 30,000 idle = 28,500 (the card's figure).
+    assert ("Saved $0.03 = routing savings on the traffic served $0.06 − idle GPU-hours "
+            "$0.03 (of $0.03 GPU-hours paid).") in page
+    assert "Idle capacity dominates" not in page
+    assert "routing $0.06, idle GPUs -$0.03" in page
+    quiet = replace(idle, cost_micro_usd=90_000, gpu_micro_usd=90_000)
+    page = render_page(build_page(RANGE, [paid, quiet], {}, NOW))
+    # 58,500 − 90,000 = −31,500: the idle GPUs, not routing, turned it negative.
+    assert "Saved -$0.03 = routing savings" in page and "Idle capacity dominates" in page

@@ -109,3 +109,21 @@ rules:
 
 def test_declared_gpus_come_from_the_compiled_policy() -> None:
     assert declared_gpus(parse_policy(POLICY)) == [DeclaredGpus("llama", 4_500_000, 2)]
+
+
+def test_savings_split_into_routing_savings_and_idle_capacity() -> None:
+    # Served: baseline 8,000 µUSD against 500 of API spend and 1,500 of busy GPU share.
+    # Paid by the clock with no request on it: 7,000 of idle GPUs.
+    line = Line("acme", requests=10, api_micro_usd=500, gpu_micro_usd=1_500,
+                baseline_micro_usd=8_000, self_hosted_requests=6, api_requests=3)
+    idle = Line(IDLE, gpu_micro_usd=7_000, idle_gpu_micro_usd=7_000)
+    table = savings_table("tenant", [line, idle], ())
+    names = [c.name for c in table.columns]
+    rows = {r[0]: dict(zip(names, r, strict=True)) for r in table.rows}
+    assert (rows["acme"]["routing_saved_usd"], rows["acme"]["idle_gpu_usd"]) == (6_000, 0)
+    assert (rows[IDLE]["routing_saved_usd"], rows[IDLE]["idle_gpu_usd"]) == (0, 7_000)
+    totals = dict(zip(names, table.totals or (), strict=True))
+    # 8,000 − 500 − 1,500 = 6,000 saved by routing; less 7,000 idle = −1,000, the one answer.
+    assert totals["routing_saved_usd"] == 6_000 and totals["idle_gpu_usd"] == 7_000
+    assert totals["saved_usd"] == -1_000 == totals["routing_saved_usd"] - totals["idle_gpu_usd"]
+    assert totals["gpu_cost_usd"] == 8_500  # GPU-hours paid, of which 7,000 idle

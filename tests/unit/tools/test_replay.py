@@ -198,7 +198,8 @@ def test_a_row_rebuilds_what_decide_saw():
 
 def test_the_table_says_what_was_compared_and_how_fast():
     text = render_table(replay(parse_policy(IN_HOUSE), recorded()))
-    assert "policies, not moments" in text
+    assert "re-decided under the load it recorded" in text
+    assert "10 rows predate recorded load state: replayed on an idle fleet" in text
     assert "none of the 1 sensitive requests replayed would leave" in text
     assert "rows/s" in text and "frontier" in text
 

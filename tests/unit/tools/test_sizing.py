@@ -180,3 +180,21 @@ def test_the_plan_always_holds_its_memory(params: float, layers: int, sessions: 
     assert (plan.gpus_for_memory - 1) * memory * 1e9 < plan.vram_bytes_total
     assert plan.gpus == max(plan.gpus_for_memory, plan.gpus_for_throughput)
     assert plan.gpus_for_throughput * 1000 >= qps * output
+
+
+def test_every_gpu_backend_of_the_demo_can_be_sized() -> None:
+    """The report page's capacity section and `plan --from-audit` size each deployment the
+    demo pays GPUs for (qwen2.5-32b-instruct included), rather than one saying it cannot."""
+    from gateway.package_data import demo_policy_path
+    from gateway.policy.loader import load_policy
+    from gateway.tools.audit_plan import DeploymentPlan
+    from gateway.tools.fleet_plan import DEFAULTS, plans
+    from gateway.tools.observed import ObservedLoad
+
+    policy = load_policy(demo_policy_path())
+    owned = sorted(n for n, b in policy.backends.items() if b.gpu_hourly_usd is not None)
+    loads = [ObservedLoad(n, 60, ((1.0, 10),), 0.5, 40.0, 800, 200, 300, 3_000_000)
+             for n in owned]
+    found = plans(policy, loads, DEFAULTS, None)
+    assert owned == ["llama-8b", "qwen-32b"]
+    assert all(isinstance(p, DeploymentPlan) for p in found), found

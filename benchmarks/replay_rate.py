@@ -1,0 +1,111 @@
+"""Policy replay's rate: audit rows re-decided per second under the demo policy, over demo-like
+traffic whose bursts saturate the self-hosted pool (so rows carry recorded load state).
+
+Rows are built once as templates with the gateway's own decide() and audit row code
+(`--write-templates FILE`), then streamed to the replay as copies with fresh ids and times, so
+an older checkout of the gateway can replay the very same rows (`--templates FILE`). Only the
+replay is timed, not building the rows.
+
+    python -m benchmarks.replay_rate --write-templates /tmp/rows.json
+    python -m benchmarks.replay_rate --templates /tmp/rows.json --rows 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchmarks.tables import render_text
+from gateway.package_data import demo_policy_path
+from gateway.policy.loader import PolicySet, load_policy
+from gateway.tools.replay import Replayer
+
+CHUNK = 10_000
+TS0_US = 1_795_000_000_000_000
+
+
+def write_templates(policy: PolicySet, path: Path, count: int) -> None:
+    # Imported here: an older checkout replays the file without these names existing.
+    from dataclasses import replace
+
+    from gateway.audit.records import event_row
+    from gateway.budget.pricing import cost_micro_usd
+    from gateway.policy.engine import decide
+    from gateway.policy.load_state import load_rejected
+    from gateway.tools.replay import rebuild
+    from gateway.types import AuditEvent, BackendLoad, BackendState, FleetSnapshot, Usage
+
+    now = 1_000.0
+    full = BackendState(load=BackendLoad(scraped_at_s=now, engine="vllm", running=16,
+                                         waiting=40, kv_usage=0.99))
+    phases = [FleetSnapshot({}, now), FleetSnapshot({"llama-8b": full}, now),
+              FleetSnapshot({"llama-8b": full, "qwen-32b": full}, now), FleetSnapshot({}, now)]
+    rng = random.Random(11)
+    rows = []
+    for i in range(count):
+        label, p = rng.choice([("low", 0.1), ("medium", 0.45), ("high", 0.9)])
+        sensitive = ("pii",) if rng.random() < 0.1 else ()
+        event = AuditEvent(
+            request_id=f"t{i}", ts_unix_s=TS0_US / 1e6 + i, tenant_id="t-demo", key_id="k-demo",
+            endpoint="chat/completions", requested_model="auto", backend=None,
+            upstream_model=None, rule=None, status=200, error_type=None,
+            prompt_tokens=rng.randint(20, 3500), completion_tokens=rng.randint(5, 300),
+            cached_tokens=0, cost_micro_usd=0, duration_s=rng.uniform(0.2, 4.0), ttft_s=0.1,
+            attempts=1, stream=False, outcome="ok", predicted_ttft_s=0.1, tenant_name="demo",
+            complexity=label, p_strong=p, sensitivity=sensitive,
+            max_output_tokens=rng.choice([None, 64, 400]), entry_point="chat")
+        request, profile, tenant = rebuild(event_row(event))
+        decision = decide(request, profile, tenant, phases[i * len(phases) // count], policy,
+                          rotation=i)
+        backend = decision.primary
+        usage = Usage(event.prompt_tokens, event.completion_tokens)
+        rows.append(event_row(replace(
+            event, backend=backend.name, zone=backend.zone, rule=decision.rule,
+            tried=(backend.name,), rejected=decision.rejected, spill_over=decision.spilled,
+            load_rejected=load_rejected(decision.rejected),
+            cost_micro_usd=cost_micro_usd(usage, backend.price))))
+    path.write_bytes(orjson.dumps(rows))
+
+
+def stream(templates: list[dict[str, Any]], count: int) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, count, CHUNK):
+        yield [{**templates[i % len(templates)], "request_id": f"r{i}", "ts": TS0_US + i * 1000}
+               for i in range(start, min(count, start + CHUNK))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--templates", type=Path, help="rows written by --write-templates")
+    parser.add_argument("--write-templates", type=Path)
+    parser.add_argument("--template-count", type=int, default=2_000)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--label", default="this checkout")
+    args = parser.parse_args()
+    policy = load_policy(demo_policy_path())
+    if args.write_templates:
+        write_templates(policy, args.write_templates, args.template_count)
+        return
+    templates = orjson.loads(args.templates.read_bytes())
+    replayer = Replayer(policy)
+    spent = 0.0
+    for chunk in stream(templates, args.rows):
+        started = time.perf_counter()
+        replayer.add(chunk)
+        spent += time.perf_counter() - started
+    report = replayer.report("default.yaml", "", "")
+    cost = report.cost
+    drift = (cost.new_micro_usd - cost.recorded_micro_usd) / max(1, cost.recorded_micro_usd)
+    print(render_text(
+        ["run", "rows", "replay s", "rows/s", "changed", "cost drift", "decisions"],
+        [[args.label, f"{report.rows_read:,}", f"{spent:.2f}", f"{report.rows_read / spent:,.0f}",
+          f"{report.changed_share:.2%}", f"{drift:+.2%}", f"{report.decisions:,}"]]))
+
+
+if __name__ == "__main__":
+    main()
