@@ -34,6 +34,7 @@ class Demo:
     url: str
     key: str
     home: Path
+    env: dict[str, str]  # the environment it was started in: where its state lives
 
     def client(self) -> openai.OpenAI:
         return openai.OpenAI(base_url=f"{self.url}/v1", api_key=self.key, max_retries=0)
@@ -58,7 +59,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
                               "policy.yaml", "--port", str(port)], home, env, port)
     try:
         serve.wait_healthy(timeout_s=60)
-        yield Demo(serve.url, key, home)
+        yield Demo(serve.url, key, home, env)
     finally:
         returncode = serve.stop()
     assert returncode == 0, serve.output()
@@ -209,7 +210,7 @@ def test_the_unchanged_policy_replayed_over_its_own_burst_changes_nothing(demo: 
     spilled = sum(h.get("x-gateway-spill-over") == "true" for h in replies)
     assert spilled
     sent = len(replies) + 1
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEWAY_")}
+    env = demo.env  # this test's own state home is not the module's gateway's
     deadline = time.monotonic() + 20
     while True:  # the audit writer flushes in batches
         done = subprocess.run(
