@@ -196,8 +196,9 @@ class Replayer:
             tally.leaks.append(_leak(row, outcome))
         if (outcome.backend != before and backend.zone == Zone.SELF_HOSTED
                 and outcome.backend not in _seen(row, load)):
-            tally.unfaithful[f"{outcome.backend}: its load then was not recorded (a backend "
-                             "or pool the recorded decision did not weigh)"] += 1
+            tally.unfaithful_row(f"{outcome.backend}: its load then was not recorded (a "
+                                 "backend or pool the recorded decision did not weigh)",
+                                 row["request_id"])
 
     def _outcome(self, row: Row, before: str | None, load: tuple[str, ...]) -> Outcome:
         key: FeatureKey | tuple[FeatureKey, tuple[str, ...]] = self._keys.key(row)

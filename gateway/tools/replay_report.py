@@ -14,6 +14,7 @@ from gateway.tools.replay_load import ReplayLoad
 DENIED, UNROUTABLE = "(denied)", "(unroutable)"
 MAX_REASONS = 50  # distinct refusal messages kept; the rest are counted together
 OTHER_REASONS = "(other reasons)"
+MAX_EXAMPLES = 20  # request ids kept per reason a row could not be replayed faithfully
 NOT_MOMENTS = ("each row is re-decided under the load it recorded (the backends then set aside "
                "for saturation, open circuits or predicted latency stay set aside); predicted "
                "latencies are the new policy's priors")
@@ -68,6 +69,15 @@ class Tally:
     without_load_state: int = 0  # rows from before the load was recorded
     # Why a replayed decision rests on load that was never recorded (a new backend or pool).
     unfaithful: Counter[str] = field(default_factory=Counter)
+    unfaithful_ids: dict[str, list[str]] = field(default_factory=dict)  # reason → a few ids
+
+    def unfaithful_row(self, reason: str, request_id: str) -> None:
+        if reason not in self.unfaithful and len(self.unfaithful) >= MAX_REASONS:
+            reason = OTHER_REASONS
+        self.unfaithful[reason] += 1
+        ids = self.unfaithful_ids.setdefault(reason, [])
+        if len(ids) < MAX_EXAMPLES:
+            ids.append(request_id)
 
     def route(self, *, tenant: str, before: str, after: str, recorded_cost: int, new_cost: int,
               recorded_ttft_s: float | None, new_ttft_s: float | None, sensitive: bool) -> None:
@@ -148,6 +158,7 @@ class ReplayReport:
     loads: tuple[ReplayLoad, ...] = ()  # per backend before and after: for capacity
     without_load_state: int = 0  # replayed on an idle fleet (see IDLE_FLEET_NOTE)
     unfaithful: dict[str, int] = field(default_factory=dict)  # reason → rows
+    unfaithful_ids: dict[str, list[str]] = field(default_factory=dict)  # reason → first ids
 
 
     @property
@@ -216,7 +227,8 @@ def build_report(tally: Tally, policy: str, since: str, until: str,
         denied=dict(tally.denied.most_common()), unroutable=dict(tally.unroutable.most_common()),
         sensitive=tally.sensitive, leaks=tuple(tally.leaks), decisions=tally.decisions,
         elapsed_s=elapsed_s, without_load_state=tally.without_load_state,
-        unfaithful=dict(tally.unfaithful.most_common(MAX_REASONS)),
+        unfaithful=dict(tally.unfaithful.most_common()),
+        unfaithful_ids={k: list(v) for k, v in tally.unfaithful_ids.items()},
     )
 
 

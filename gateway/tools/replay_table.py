@@ -13,7 +13,8 @@ def render_table(report: ReplayReport) -> str:
         f"note       {NOT_MOMENTS}",
         *([f"note       {IDLE_FLEET_NOTE.format(n=report.without_load_state)}"]
           if report.without_load_state else []),
-        *(f"unfaithful {n}  {why}" for why, n in report.unfaithful.items()),
+        *(f"unfaithful {n}  {why}; e.g. {', '.join(report.unfaithful_ids.get(why, [])[:5])}"
+          for why, n in report.unfaithful.items()),
         "",
         *_leaks(report),
         "",

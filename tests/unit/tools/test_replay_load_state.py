@@ -104,3 +104,10 @@ def test_a_new_self_hosted_pool_is_reported_apart() -> None:
     assert sum(report.unfaithful.values()) > 0
     assert all(why.startswith("qwen-32b: its load then was not recorded")
                for why in report.unfaithful)
+    # Which requests, by id (the first few per reason), in JSON as in the report.
+    (why, n), = report.unfaithful.items()
+    ids = report.to_json()["unfaithful_ids"][why]
+    assert 0 < len(ids) == min(n, 20) and set(ids) <= {r["request_id"] for r in rows}
+    from gateway.tools.replay_table import render_table
+
+    assert f"unfaithful {n}  {why}; e.g. {ids[0]}" in render_table(report)
