@@ -30,7 +30,13 @@ def migrate(revision: str) -> None:
         await upgrade(db.engine, revision)
         return await current_revision(db.engine)
 
-    click.echo(f"database at revision {run_with_database(work, migrate=False)}")
+    try:
+        revision_now = run_with_database(work, migrate=False)
+    except KeyboardInterrupt:
+        # The whole upgrade is one transaction: cut off, it is rolled back, not half applied.
+        raise click.ClickException("migration interrupted; nothing of it was applied (it runs"
+                                   " in one transaction): run `gateway migrate` again") from None
+    click.echo(f"database at revision {revision_now}")
 
 
 @click.group()

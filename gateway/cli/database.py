@@ -42,7 +42,7 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
     (the migrate command does its own). A `read_only` command never creates the embedded
     file: where there is none, it stops with one line naming where it looked."""
 
-    from sqlalchemy.exc import OperationalError
+    from sqlalchemy.exc import DBAPIError
 
     from gateway.budget.limits_repository import LimitsRepository
     from gateway.db.engine import create_engine
@@ -66,7 +66,9 @@ def run_with_database(work: Callable[[Database], Awaitable[T]], *, migrate: bool
             db = Database(TenantRepository(engine, pepper), LimitsRepository(engine), chosen,
                           engine)
             return await work(db)
-        except (OSError, OperationalError) as exc:  # refused, unknown host, unopenable file
+        # Refused, unknown host, unopenable file, or the connection cut in the middle of the
+        # work (asyncpg's "closed in the middle of operation" is an InterfaceError): one line.
+        except (OSError, DBAPIError) as exc:
             raise SetupError(unreachable(chosen.database_url, exc)) from None
         finally:
             await engine.dispose()
