@@ -83,17 +83,20 @@ class ComplexityModel:
         return z
 
     def p_strong(self, text: str) -> float:
-        z = self.score(text)
-        # Split by sign so exp never overflows on extreme scores.
-        if z >= 0:
-            return 1.0 / (1.0 + math.exp(-z))
-        e = math.exp(z)
-        return e / (1.0 + e)
+        return logistic(self.score(text))
 
     def assess(self, text: str) -> Complexity:
         """p_strong and its class under this model's thresholds, as the request Profile wants."""
         p = self.p_strong(text)
         return Complexity(p_strong=p, label=classify(p, self.thresholds))
+
+
+def logistic(z: float) -> float:
+    """1 / (1 + e^-z), split by sign so exp never overflows on extreme scores."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
 
 
 def classify(p: float, thresholds: tuple[float, float] = DEFAULT_THRESHOLDS) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gateway.classify.complexity import ComplexityModel, classify
+from gateway.classify.complexity import ComplexityModel, classify, logistic
 from gateway.classify.complexity_features import FORMATS, extract_features
 from gateway.classify.encoder_paths import DEFAULT_COMPLEXITY_PATH
 from gateway.classify.model_files import check_featurizer, read_document
@@ -172,11 +172,7 @@ class EncoderComplexityModel:
 
     def _calibrated(self, z: float) -> float:
         slope, intercept = self._calibration
-        x = slope * z + intercept
-        if x >= 0:  # split by sign so exp never overflows
-            return 1.0 / (1.0 + math.exp(-x))
-        e = math.exp(x)
-        return e / (1.0 + e)
+        return logistic(slope * z + intercept)
 
     def assess(self, text: str) -> Complexity:
         p = self.p_strong(text)

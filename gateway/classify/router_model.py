@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gateway.classify.complexity import classify
+from gateway.classify.complexity import classify, logistic
 from gateway.classify.complexity_encoder import SIGNALS, EncoderComplexityModel
 from gateway.classify.complexity_features import FEATURIZER_VERSION, extract_features
 from gateway.classify.model_files import read_document
@@ -111,11 +111,7 @@ class RouterModel:
         return z
 
     def p_strong(self, text: str) -> float:
-        z = self.score(text)
-        if z >= 0:  # split by sign so exp never overflows
-            return 1.0 / (1.0 + math.exp(-z))
-        e = math.exp(z)
-        return e / (1.0 + e)
+        return logistic(self.score(text))
 
     def assess(self, text: str) -> Complexity:
         p = self.p_strong(text)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gateway.classify.full_encoder import file_sha256
 from gateway.classify.static_encoder import TABLE_FORMAT
 
 BATCH = 512
@@ -103,8 +104,8 @@ def distill(onnx_path: Path, tokenizer_path: Path, out: Path, config: DistillCon
         scales = np.concatenate([scales, np.ones(vocab_size - limit, np.float32)])
     digest = hashlib.sha256(rows.tobytes() + scales.tobytes()).hexdigest()
     meta = {"format": TABLE_FORMAT, "name": config.name, "digest": digest,
-            "source": onnx_path.name, "source_sha256": _sha256(onnx_path),
-            "tokenizer_sha256": _sha256(tokenizer_path), "dims": config.dims,
+            "source": onnx_path.name, "source_sha256": file_sha256(onnx_path),
+            "tokenizer_sha256": file_sha256(tokenizer_path), "dims": config.dims,
             "distilled_ids": limit, "method": "[CLS] token [SEP], mean-pooled; PCA; int8 rows"}
     write_table(out, rows, scales, meta)
     return digest
@@ -123,10 +124,3 @@ def write_table(out: Path, rows: np.ndarray, scales: np.ndarray, meta: dict[str,
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, buffer.getvalue())
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
