@@ -12,6 +12,7 @@ from gateway.budget.limits import (
     Admission,
     AdmitRequest,
     BudgetLimits,
+    LimitReason,
     RateState,
     ScopeLimits,
     period_end_unix_s,
@@ -20,6 +21,12 @@ from gateway.budget.limits import (
 # A concurrency slot frees when some request finishes, which no bucket can predict: a short
 # hint keeps well-behaved clients from hammering without stalling them for long.
 CONCURRENT_RETRY_AFTER_S = 1.0
+# Read from their class, enum members cost a descriptor call each (~0.15 µs on Python 3.11),
+# and every admission names several: read once, here.
+DAILY_USD, MONTHLY_USD, DAILY_TOKENS, MONTHLY_TOKENS = (
+    LimitReason.DAILY_USD, LimitReason.MONTHLY_USD, LimitReason.DAILY_TOKENS,
+    LimitReason.MONTHLY_TOKENS)
+RPM, TPM, CONCURRENT = LimitReason.RPM, LimitReason.TPM, LimitReason.CONCURRENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,17 +47,17 @@ class ScopeState:
 
 def _budget_lines(
     budget: BudgetLimits, state: ScopeState, request: AdmitRequest
-) -> tuple[tuple[str, int | None, int, int, int, str], ...]:
+) -> tuple[tuple[LimitReason, int | None, int, int, int, str], ...]:
     # (reason, limit, spent, reserved, amount, period) for each of the four caps
     cost, tokens = request.cost_micro_usd, request.tokens
     return (
-        ("daily_usd", budget.daily_micro_usd, state.spent_day_micro_usd,
+        (DAILY_USD, budget.daily_micro_usd, state.spent_day_micro_usd,
          state.reserved_micro_usd, cost, request.day),
-        ("monthly_usd", budget.monthly_micro_usd, state.spent_month_micro_usd,
+        (MONTHLY_USD, budget.monthly_micro_usd, state.spent_month_micro_usd,
          state.reserved_micro_usd, cost, request.month),
-        ("daily_tokens", budget.daily_tokens, state.tokens_day,
+        (DAILY_TOKENS, budget.daily_tokens, state.tokens_day,
          state.reserved_tokens, tokens, request.day),
-        ("monthly_tokens", budget.monthly_tokens, state.tokens_month,
+        (MONTHLY_TOKENS, budget.monthly_tokens, state.tokens_month,
          state.reserved_tokens, tokens, request.month),
     )
 
@@ -80,11 +87,11 @@ def _rate_refusal(
     if rate is None:
         return None
     if rate.concurrent is not None and state.in_flight + request.slots > rate.concurrent:
-        return Admission(False, "concurrent", limits.scope, CONCURRENT_RETRY_AFTER_S)
+        return Admission(False, CONCURRENT, limits.scope, CONCURRENT_RETRY_AFTER_S)
     worst: Admission | None = None
     for reason, per_minute, level, amount in (
-        ("rpm", rate.rpm, state.rpm_level, request.requests),
-        ("tpm", rate.tpm, state.tpm_level, request.tokens),
+        (RPM, rate.rpm, state.rpm_level, request.requests),
+        (TPM, rate.tpm, state.tpm_level, request.tokens),
     ):
         if per_minute is None or level is None:
             continue

@@ -7,6 +7,7 @@ import calendar
 import re
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
 # Moved to gateway/types.py (the policy compiles limits at load and may not import budget/);
 # re-exported here, where the budget store and its callers have always found them.
@@ -15,10 +16,39 @@ from gateway.types import RateLimits as RateLimits
 from gateway.types import ScopeLimits as ScopeLimits
 from gateway.types import check_scope as check_scope
 
-REASONS = (
-    "daily_usd", "monthly_usd", "daily_tokens", "monthly_tokens", "rpm", "tpm", "concurrent"
-)
-BUDGET_REASONS = REASONS[:4]
+
+class LimitReason(StrEnum):
+    """Which limit refused an admission; admit.lua answers with these same spellings, and
+    they are the `reason` label of the rejection metric."""
+
+    DAILY_USD = "daily_usd"
+    MONTHLY_USD = "monthly_usd"
+    DAILY_TOKENS = "daily_tokens"
+    MONTHLY_TOKENS = "monthly_tokens"
+    RPM = "rpm"
+    TPM = "tpm"
+    CONCURRENT = "concurrent"
+
+    @property
+    def rate(self) -> bool:
+        """A rate limit (a bucket or concurrency): a retry later may pass. Else a budget,
+        final for its period."""
+        return self in _RATE
+
+    @property
+    def daily(self) -> bool:
+        """A budget counted per UTC day (else per month, or a rate limit)."""
+        return self in _DAILY
+
+    @property
+    def money(self) -> bool:
+        """A budget in USD (else in tokens, or a rate limit)."""
+        return self in _MONEY
+
+
+_RATE = frozenset({LimitReason.RPM, LimitReason.TPM, LimitReason.CONCURRENT})
+_DAILY = frozenset({LimitReason.DAILY_USD, LimitReason.DAILY_TOKENS})
+_MONEY = frozenset({LimitReason.DAILY_USD, LimitReason.MONTHLY_USD})
 
 _DAY = re.compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\Z")
 _MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])\Z")
@@ -131,7 +161,7 @@ class Admission:
     for less). A rate refusal says when the bucket has room."""
 
     admitted: bool
-    reason: str | None = None
+    reason: LimitReason | None = None
     scope: str | None = None
     retry_after_s: float | None = None
     soft_limit: bool = False

@@ -17,6 +17,7 @@ from gateway.budget.evaluation import CONCURRENT_RETRY_AFTER_S
 from gateway.budget.limits import (
     Admission,
     AdmitRequest,
+    LimitReason,
     RateState,
     Reservation,
     ScopeLimits,
@@ -97,10 +98,10 @@ def _admission(request: AdmitRequest, reply: Sequence[Any]) -> Admission:
     if code == 1:
         return Admission(True, soft_limit=bool(int(reply[4])), rate=rate,
                          reservation=reservation_of(request))
-    reason = _text(reply[1])
+    reason = LimitReason(_text(reply[1]))
     retry_s = _float(reply[3])
     if int(reply[5]):  # the hard stop lasts until the period of the refused cap ends
-        period = request.day if reason.startswith("daily") else request.month
+        period = request.day if reason.daily else request.month
         now_s = float(_text(reply[6]))
         retry_s = max(0.0, period_end_unix_s(period) - now_s)
     return Admission(False, reason, _text(reply[2]), retry_s, rate=rate)

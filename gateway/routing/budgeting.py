@@ -18,6 +18,7 @@ from gateway.budget.limits import (
     AdmitRequest,
     BudgetUnavailable,
     DayPeriods,
+    LimitReason,
     RateState,
     Reservation,
     ScopeLimits,
@@ -37,6 +38,8 @@ DEFAULT_RESERVE_OUTPUT_TOKENS = 4096
 
 log = logging.getLogger(__name__)
 SOFT_LIMIT_HEADER = "x-gateway-budget-warning"
+RATE_WORDS = {LimitReason.RPM: "requests per minute", LimitReason.TPM: "tokens per minute",
+              LimitReason.CONCURRENT: "concurrent requests"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,7 @@ class BudgetGate:
         if worst is None:
             return ""
         limits = next((s for s in scopes if s.scope == admission.scope), None)
-        if admission.reason in ("rpm", "tpm", "concurrent"):
+        if admission.reason is not None and admission.reason.rate:
             return rate_explanation(admission, limits, worst)
         try:
             usage = await self._store.usage(tenant.tenant_id, admission.scope or "tenant",
@@ -191,20 +194,19 @@ def refusal(admission: Admission, why: str = "") -> QuotaExceeded | RateLimited:
     why = f" {why}" if why else ""
     headers = rate_headers(admission.rate)
     where = _scope_words(admission.scope)
-    reason = admission.reason or "budget"
-    if reason in ("rpm", "tpm", "concurrent"):
+    # A refusal always names its limit; one without reads as a monthly token budget.
+    reason = admission.reason or LimitReason.MONTHLY_TOKENS
+    if reason.rate:
         wait = admission.retry_after_s or 1.0
         headers["retry-after"] = str(max(1, math.ceil(wait)))
         headers["retry-after-ms"] = str(max(1, math.ceil(wait * 1000)))
-        what = {"rpm": "requests per minute", "tpm": "tokens per minute",
-                "concurrent": "concurrent requests"}[reason]
         return RateLimited(
-            f"Rate limit reached for {where}: {what}.{why} Please try again in "
+            f"Rate limit reached for {where}: {RATE_WORDS[reason]}.{why} Please try again in "
             f"{duration(wait)}.",
             headers=headers,
         )
-    period = "daily" if reason.startswith("daily") else "monthly"
-    unit = "spend" if reason.endswith("usd") else "token"
+    period = "daily" if reason.daily else "monthly"
+    unit = "spend" if reason.money else "token"
     return QuotaExceeded(
         f"You exceeded the {period} {unit} budget of {where}.{why} It resets at the start of the "
         "next UTC " + ("day." if period == "daily" else "month."),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.budget.limits import Admission, ScopeUsage
+from gateway.budget.limits import Admission, LimitReason, ScopeUsage
 from gateway.budget.pricing import format_usd
 from gateway.types import BudgetLimits, PricePerMTok, RateLimits, ScopeLimits
 
@@ -76,11 +76,11 @@ def budget_explanation(admission: Admission, limits: ScopeLimits | None, worst: 
                        usage: ScopeUsage | None) -> str:
     """The sentences after "You exceeded the ... budget of ...": limit, spent, in flight,
     reserved and why, and what would be admitted now."""
-    reason = admission.reason or ""
+    reason = admission.reason
     budget = limits.budget if limits is not None else None
     limit = _budget_limit(budget, reason)
-    money = reason.endswith("usd")
-    daily = reason.startswith("daily")
+    money = reason is not None and reason.money
+    daily = reason is not None and reason.daily
     words: list[str] = []
     if limit is not None and usage is not None:
         spent = ((usage.spent_day_micro_usd if daily else usage.spent_month_micro_usd) if money
@@ -107,13 +107,16 @@ def budget_explanation(admission: Admission, limits: ScopeLimits | None, worst: 
 def rate_explanation(admission: Admission, limits: ScopeLimits | None,
                      worst: WorstCase) -> str:
     rate: RateLimits | None = limits.rate if limits is not None else None
-    reason = admission.reason or ""
-    limit = getattr(rate, reason, None) if rate is not None else None
+    reason = admission.reason
+    if rate is None or reason is None:
+        return ""
+    limit = {LimitReason.RPM: rate.rpm, LimitReason.TPM: rate.tpm,
+             LimitReason.CONCURRENT: rate.concurrent}.get(reason)
     if limit is None:
         return ""
-    if reason == "rpm":
+    if reason is LimitReason.RPM:
         return f"Limit {limit} requests per minute."
-    if reason != "tpm":
+    if reason is not LimitReason.TPM:
         return f"Limit {limit} at once."
     text = f"Limit {limit} tokens per minute. " + _reserved_words(worst, money=False)
     if worst.tokens > limit:
@@ -123,9 +126,10 @@ def rate_explanation(admission: Admission, limits: ScopeLimits | None,
     return text
 
 
-def _budget_limit(budget: BudgetLimits | None, reason: str) -> int | None:
-    if budget is None:
+def _budget_limit(budget: BudgetLimits | None, reason: LimitReason | None) -> int | None:
+    if budget is None or reason is None:
         return None
-    return {"daily_usd": budget.daily_micro_usd, "monthly_usd": budget.monthly_micro_usd,
-            "daily_tokens": budget.daily_tokens,
-            "monthly_tokens": budget.monthly_tokens}.get(reason)
+    return {LimitReason.DAILY_USD: budget.daily_micro_usd,
+            LimitReason.MONTHLY_USD: budget.monthly_micro_usd,
+            LimitReason.DAILY_TOKENS: budget.daily_tokens,
+            LimitReason.MONTHLY_TOKENS: budget.monthly_tokens}.get(reason)
