@@ -24,7 +24,7 @@ from gateway.policy.validation import semantic_problems
 from gateway.provider_kinds.openai_family import vllm_metrics_url
 from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.secret_files import SecretFileError, read_secret_file
-from gateway.types import Backend, PricePerMTok, Zone
+from gateway.types import AuthScheme, Backend, PricePerMTok, Zone
 
 ROUTER_FILE = "router.json"  # what `gateway router fit --out DIR` writes into DIR
 
@@ -220,7 +220,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         tpot_s=tpot_s,
         # Kinds with a key header of their own (Azure's, Anthropic's) send keys there unless
         # told it is a bearer token.
-        auth=spec.auth or ("api_key" if kind.api_key_header is not None else "bearer"),
+        auth=AuthScheme(spec.auth) if spec.auth else (
+            AuthScheme.API_KEY if kind.api_key_header is not None else AuthScheme.BEARER),
         options=kind.compile(spec.options),
         telemetry_name=kind.telemetry_name,
         metrics_url=metrics_url,

@@ -16,7 +16,7 @@ from opentelemetry.trace import get_current_span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gateway.errors import GatewayError, UpstreamFailed, UpstreamTimeout
-from gateway.types import Backend
+from gateway.types import AuthScheme, Backend
 from gateway.upstream import DispatchError
 
 USER_AGENT = "llm-routing-gateway/0.1"
@@ -28,6 +28,7 @@ TRANSPORT_ERRORS = (TimeoutError, aiohttp.ClientError, OSError)
 # (httpx, and so the openai SDK, expires idle connections after 5 s for the same reason.)
 IDLE_CONNECTION_S = 4.0
 W3C_TRACE_CONTEXT = TraceContextTextMapPropagator()  # stateless: reads the context it is given
+API_KEY = AuthScheme.API_KEY  # read once: from its class, a member costs a descriptor call
 
 
 class SessionPool:
@@ -121,7 +122,7 @@ def upstream_headers(
     key = backend.api_key or (os.environ.get(backend.api_key_env) if backend.api_key_env
                               else None)
     if key:
-        if backend.auth == "api_key" and api_key_header:
+        if backend.auth is API_KEY and api_key_header:
             headers[api_key_header] = key
         else:
             headers["Authorization"] = f"Bearer {key}"

@@ -62,6 +62,13 @@ class Zone(StrEnum):
     EXTERNAL = "external"
 
 
+class AuthScheme(StrEnum):
+    """How a backend's key is sent (policy `auth`, same spellings)."""
+
+    API_KEY = "api_key"  # in the provider kind's own header (Azure's api-key, Anthropic's)
+    BEARER = "bearer"
+
+
 @dataclass(frozen=True, slots=True)
 class TenantContext:
     """Who is calling: resolved from the API key once per request (cached)."""
@@ -231,8 +238,7 @@ class Backend:
     # connect timeout is the gateway's alone (GATEWAY_UPSTREAM_CONNECT_TIMEOUT_S).
     read_timeout_s: float | None = None
     max_connections: int | None = None
-    # How the key is sent: "api_key" in the provider's own header, or "bearer".
-    auth: str = "bearer"
+    auth: AuthScheme = AuthScheme.BEARER
     # What only this backend's provider kind has (Azure's deployment, Anthropic's version
     # header...): one of the kinds' option types in gateway/provider_kinds, tagged by
     # `provider`. The base instance means "the kind's defaults" (a Backend built by hand).
