@@ -30,7 +30,7 @@ from gateway.audit.spool import Spool
 from gateway.audit.writer import AuditWriter
 from gateway.db.audit_tables import audit_log
 from gateway.db.engine import create_engine
-from gateway.types import AuditEvent, Rejection, TelemetryNote
+from gateway.types import AuditEvent, Rejection, RejectionKind, TelemetryNote
 
 BENCH_DIR = Path(__file__).resolve().parent
 POLICY_PATH = BENCH_DIR / "overhead-policy.yaml"
@@ -48,7 +48,8 @@ def synthetic_event(n: int, now: float) -> AuditEvent:
         completion_tokens=50 + n % 500, cached_tokens=0, cost_micro_usd=120 + n % 900,
         duration_s=0.4 + (n % 2000) / 1000, ttft_s=0.05 + (n % 300) / 1000, attempts=1,
         stream=n % 2 == 0, outcome="ok",
-        rejected=(Rejection("gpt-frontier", "quality tier above what is needed"),),
+        rejected=(Rejection("gpt-frontier", "quality tier above what is needed",
+                            RejectionKind.QUALITY_TIER),),
         predicted_ttft_s=0.1, predicted_cost_micro_usd=150, tenant_name=f"tenant-{n % 50}",
         zone="self_hosted", complexity="low", p_strong=0.2,
         sensitivity=("pii",) if n % 10 == 0 else (), max_output_tokens=512,

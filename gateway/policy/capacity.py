@@ -16,6 +16,7 @@ from gateway.types import (
     KV_OUTPUT_TOKENS_UNSET,
     Backend,
     BackendState,
+    RejectionKind,
     TtftInputs,
     kv_claim_tokens,
 )
@@ -51,9 +52,10 @@ class Pressure(NamedTuple):
     saturated: str | None  # why the backend should not take this request now; None: it can
     hard: bool  # never send (stale metrics under fail_closed)
     headroom: float  # share of KV free after this request (1.0 when unknown)
-    # Saturated only in that the request would wait for a batch slot: a wait the predicted
-    # TTFT includes, so under a latency target it is judged by that prediction.
-    queues: bool = False
+    # What `saturated` says, for code: stale metrics, KV full, or queued (only waiting for a
+    # batch slot: a wait the predicted TTFT includes, so under a latency target it is judged
+    # by that prediction). None exactly when `saturated` is.
+    kind: RejectionKind | None = None
 
 
 ROOM = Pressure(None, False, 1.0)
@@ -140,7 +142,8 @@ def assess(
     load = state.load
     age = now_s - load.scraped_at_s
     if age > policy.stale_after_s:
-        return Pressure(f"metrics stale ({age:.1f} s old)", policy.fail_closed_when_stale, 1.0)
+        return Pressure(f"metrics stale ({age:.1f} s old)", policy.fail_closed_when_stale, 1.0,
+                        RejectionKind.STALE_METRICS)
     free = kv_free_tokens(state)
     headroom = 1.0
     if free is not None and load.kv_capacity_tokens:
@@ -150,12 +153,12 @@ def assess(
             size = f" ({need_tokens * per_token / 2**20:.1f} MiB)" if per_token else ""
             return Pressure(
                 f"KV cache: needs {need_tokens} tokens{size}, {max(free, 0)} free",
-                False, 0.0,
+                False, 0.0, RejectionKind.KV_FULL,
             )
     ahead = queued_ahead(backend, state, depth)
     if ahead > policy.max_waiting:
         return Pressure(f"saturated: would wait behind {ahead - 1} queued requests "
-                        "for a batch slot", False, headroom, queues=True)
+                        "for a batch slot", False, headroom, RejectionKind.QUEUED)
     return Pressure(None, False, headroom)
 
 

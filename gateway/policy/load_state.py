@@ -8,11 +8,7 @@ from collections.abc import Iterable
 
 from gateway.types import Rejection
 
-# The reasons the hard filters give (engine._admissible): the same under any load.
-POLICY_REASONS = ("zone ", "not in rule", "context_window ", "quality tier ")
-
 
 def load_rejected(rejected: Iterable[Rejection]) -> tuple[str, ...]:
     """The backends the decision moved last (or dropped) because of their load, in order."""
-    return tuple(dict.fromkeys(r.backend for r in rejected
-                               if not r.reason.startswith(POLICY_REASONS)))
+    return tuple(dict.fromkeys(r.backend for r in rejected if r.kind.by_load))

@@ -14,7 +14,7 @@ import yaml
 
 from gateway.policy.capacity import compile_telemetry
 from gateway.policy.rules import compile_rule
-from gateway.policy.runtime import Baseline, PolicySet, Pool, Routers
+from gateway.policy.runtime import Baseline, PolicySet, Pool, PoolStrategy, Routers, Shadow
 from gateway.policy.schema import BackendSpec, BaselineSpec, ModelPoolSpec, PolicyFile
 from gateway.policy.schema_check import schema_check
 from gateway.policy.simulation import simulator_launch
@@ -127,7 +127,7 @@ def compile_policy(
     for name, pool in spec.models.items():
         if isinstance(pool, ModelPoolSpec):
             members = tuple(backends[b] for b in pool.backends)
-            pools[name] = Pool(members, strategy=pool.strategy)
+            pools[name] = Pool(members, strategy=PoolStrategy(pool.strategy))
         else:
             pools[name] = Pool(tuple(backends[b] for b in pool))
     tenant_models = {
@@ -135,7 +135,8 @@ def compile_policy(
     }
     simulators = {b.name: launch for b in spec.backends
                   if (launch := simulator_launch(b)) is not None}
-    rules = tuple(compile_rule(rule, i) for i, rule in enumerate(spec.rules))
+    # Rules hold the Backend objects they name: nothing is looked up by name per request.
+    rules = tuple(compile_rule(rule, i, backends) for i, rule in enumerate(spec.rules))
     shared_allow = spec.sensitivity.allow
     min_confidence = spec.sensitivity.min_confidence
     tenants = {name: compile_tenant(t, shared_allow, min_confidence)
@@ -146,13 +147,21 @@ def compile_policy(
         backends, pools, tenant_models, simulators, source, rules,
         compile_telemetry(spec.telemetry), dict(spec.tenants),
         _baseline(spec, backends), tenants, default_tenant,
-        shadow=spec.shadow,
+        shadow=_shadow(spec, backends),
         routers=Routers(
             {name: Path(t.router) for name, t in spec.tenants.items() if t.router},
             {name: Path(m.router) for name, m in spec.models.items()
              if isinstance(m, ModelPoolSpec) and m.router},
         ),
     )
+
+
+def _shadow(spec: PolicyFile, backends: dict[str, Backend]) -> Shadow | None:
+    shadow = spec.shadow
+    if shadow is None:
+        return None
+    return Shadow(shadow.sample, backends[shadow.strong], backends[shadow.judge],
+                  shadow.daily_usd)
 
 
 def _baseline(spec: PolicyFile, backends: dict[str, Backend]) -> Baseline | None:

@@ -1,16 +1,18 @@
 """Compiled rules: what a `RuleSpec` becomes at load time, and the match test decide() runs.
 
 Matching runs for every request against every rule until one fires, so conditions are
-pre-digested into frozensets and plain float bounds, and the cheapest tests come first.
+pre-digested into frozensets, enums and plain float bounds, and the cheapest tests come
+first. The backends a rule names are resolved to the policy's `Backend` objects here, once.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway.policy.rule_schema import Range, RuleSpec, Weights
-from gateway.types import Profile, RouteRequest
+from gateway.types import Backend, BudgetState, Profile, RouteRequest
 
 NO_FINDINGS = "none"
 
@@ -85,21 +87,21 @@ class Rule:
     max_output_tokens: Bounds | None
     tags: frozenset[str] | None
     endpoints: frozenset[str] | None
-    budget: frozenset[str] | None
+    budget: frozenset[BudgetState] | None
     # actions
     deny: str | None
-    backends: tuple[str, ...] | None
+    backends: tuple[Backend, ...] | None
     allow_zones: frozenset[str] | None
     allow_backends: frozenset[str] | None
-    prefer: tuple[str, ...]
+    prefer: tuple[Backend, ...]
     objective: Objective | None
     min_quality: dict[str, int] | None
     ttft_s: float | None
     tpot_s: float | None
     redact: bool
-    fallbacks: tuple[str, ...]
+    fallbacks: tuple[Backend, ...]
     max_fallbacks: int | None
-    spill_to: tuple[str, ...] = ()
+    spill_to: tuple[Backend, ...] = ()
     tasks: frozenset[str] | None = None  # conditions, kept last for their defaults
     task_p: Bounds | None = None
 
@@ -113,12 +115,10 @@ class Rule:
         )
 
     def matches_profile(
-        self, request: RouteRequest, profile: Profile, over_soft_limit: bool = False
+        self, request: RouteRequest, profile: Profile, budget: BudgetState = BudgetState.OK
     ) -> bool:
         """The conditions that depend on the request's content (and the budget's state)."""
-        if self.budget is not None and (
-            ("soft_limit" if over_soft_limit else "ok") not in self.budget
-        ):
+        if self.budget is not None and budget not in self.budget:
             return False
         if self.sensitivity is not None:
             found = profile.sensitivity or (NO_FINDINGS,)
@@ -156,11 +156,15 @@ class Rule:
         return self.min_quality.get(label, 0)
 
 
-def compile_rule(spec: RuleSpec, index: int) -> Rule:
+def compile_rule(spec: RuleSpec, index: int, backends: Mapping[str, Backend]) -> Rule:
+    """`backends`: the policy's, by name (validation has checked every name resolves)."""
     when = spec.when
 
     def frozen(values: list[str] | None) -> frozenset[str] | None:
         return frozenset(values) if values is not None else None
+
+    def resolved(names: list[str] | None) -> tuple[Backend, ...]:
+        return tuple(backends[n] for n in names or ())
 
     floor = spec.min_quality_tier
     min_quality = (
@@ -179,20 +183,21 @@ def compile_rule(spec: RuleSpec, index: int) -> Rule:
         max_output_tokens=compile_range(when.max_output_tokens),
         tags=frozen(when.tags),
         endpoints=frozen(list(when.endpoint) if when.endpoint else None),
-        budget=frozen(list(when.budget) if when.budget else None),
+        budget=frozenset(map(BudgetState, when.budget)) if when.budget else None,
         deny=spec.deny,
-        backends=tuple(spec.backends) if spec.backends is not None else None,
+        backends=resolved(spec.backends) if spec.backends is not None else None,
         allow_zones=frozen(spec.allow_zones),
         allow_backends=frozen(spec.allow_backends),
-        prefer=tuple(spec.prefer or ()),
+        # A name listed twice counts where it is listed last, as when prefer was a rank.
+        prefer=resolved(list(dict.fromkeys(reversed(spec.prefer or ())))[::-1]),
         objective=compile_objective(spec.objective),
         min_quality=min_quality,
         ttft_s=spec.slo.ttft_ms / 1000 if spec.slo and spec.slo.ttft_ms else None,
         tpot_s=spec.slo.tpot_ms / 1000 if spec.slo and spec.slo.tpot_ms else None,
         redact=spec.redact,
-        fallbacks=tuple(spec.fallbacks or ()),
+        fallbacks=resolved(spec.fallbacks),
         max_fallbacks=spec.max_fallbacks,
-        spill_to=tuple(spec.spill_to or ()),
+        spill_to=resolved(spec.spill_to),
         tasks=frozen(list(when.task) if when.task else None),
         task_p=compile_range(when.task_p),
     )

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 from gateway.policy.capacity import TelemetryPolicy
 from gateway.policy.rules import Rule
 from gateway.policy.schema import TenantSpec
-from gateway.policy.shadow_schema import ShadowSpec
 from gateway.policy.simulation import SimulatorLaunch
 from gateway.policy.tenants import TenantPolicy
 from gateway.policy.token_counting import REFERENCE_ENCODING, extra_encodings, window_threshold
@@ -32,10 +32,19 @@ from gateway.types import (
 MAX_CACHED_PLANS = 10_000  # bounded: model names and tags come from clients
 
 
+class PoolStrategy(StrEnum):
+    """How a model pool orders its backends (ModelPoolSpec.strategy, same spellings)."""
+
+    LOAD_AWARE = "load_aware"
+    ROUND_ROBIN = "round_robin"
+    LEAST_IN_FLIGHT = "least_in_flight"
+    PRIORITY = "priority"  # as listed: not balanced
+
+
 @dataclass(frozen=True, slots=True)
 class Pool:
     backends: tuple[Backend, ...]
-    strategy: str = "load_aware"  # see ModelPoolSpec.strategy
+    strategy: PoolStrategy = PoolStrategy.LOAD_AWARE
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,16 @@ class Baseline:
 
     name: str
     price: PricePerMTok
+
+
+@dataclass(frozen=True, slots=True)
+class Shadow:
+    """The policy's `shadow:` block (ShadowSpec) with its backends resolved at load."""
+
+    sample: float  # share of eligible requests judged
+    strong: Backend  # whose answer is the reference
+    judge: Backend  # scores both answers
+    daily_usd: float  # the most shadow judging may cost per UTC day
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +155,7 @@ class PolicySet:
     tenants: dict[str, TenantPolicy] = field(default_factory=dict)  # compiled: see tenants.py
     # Every tenant the policy does not name: sensitivity.allow and min_confidence as set.
     default_tenant: TenantPolicy = field(default_factory=TenantPolicy)
-    shadow: ShadowSpec | None = None  # shadow judging (routing/shadow.py); names resolve
+    shadow: Shadow | None = None  # shadow judging (routing/shadow.py)
     routers: Routers = field(default_factory=Routers)  # `router:` directories
     # (model, tenant, endpoint, tags) → the rules whose identity conditions hold: most rules
     # name a tenant, model, endpoint or tag, so per request few need their content checked.

@@ -97,9 +97,8 @@ class ShadowJudge:
         decision = finished.route.decision if finished.route is not None else None
         if spec is None or served is None or decision is None or not spec.sample:
             return
-        strong = policy.backends.get(spec.strong)
+        strong = spec.strong
         if (request.endpoint is not Endpoint.CHAT or request.responses_payload is not None
-                or strong is None
                 or served.quality_tier >= strong.quality_tier or served.name == strong.name):
             return
         if zlib.crc32(request.request_id.encode()) >= spec.sample * 2**32:
@@ -149,7 +148,7 @@ class ShadowJudge:
     async def judge(self, job: ShadowJob) -> None:
         spec = job.policy.shadow
         assert spec is not None
-        strong, judge = job.policy.backends[spec.strong], job.policy.backends[spec.judge]
+        strong, judge = spec.strong, spec.judge
         # No answer text in what the client got (a stream, or another wire format): the
         # served backend is asked again, under the same rules as the others.
         served_answer = answer_text(job.body) if job.body is not None else ""

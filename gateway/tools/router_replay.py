@@ -91,7 +91,7 @@ class RouterReplay:
             backend is not None and backend.quality_tier >= self.strong.quality_tier))
 
 
-def strong_backend(backends: dict[str, Backend], shadow_strong: str | None) -> Backend | None:
-    if shadow_strong is not None and shadow_strong in backends:
-        return backends[shadow_strong]
+def strong_backend(backends: dict[str, Backend], shadow_strong: Backend | None) -> Backend | None:
+    if shadow_strong is not None:
+        return shadow_strong
     return max(backends.values(), key=lambda b: b.quality_tier, default=None)

@@ -1,5 +1,6 @@
 """Frozen value types shared across the gateway's packages: requests, profiles, backends,
-decisions and audit rows here; the fleet's load in fleet.py, budgets and limits in limits.py.
+decisions and audit rows here; the fleet's load in fleet.py, budgets and limits in limits.py,
+why a decision set a candidate aside in rejection.py.
 
 Siblings (classify, policy, budget, providers, audit, scraper) never import each other; what
 they exchange is defined here, so each can be tested with plain values.
@@ -21,9 +22,12 @@ from gateway.types.fleet import TtftInputs as TtftInputs
 from gateway.types.fleet import TtftModel as TtftModel
 from gateway.types.fleet import kv_claim_tokens as kv_claim_tokens
 from gateway.types.limits import BudgetLimits as BudgetLimits
+from gateway.types.limits import BudgetState as BudgetState
 from gateway.types.limits import RateLimits as RateLimits
 from gateway.types.limits import ScopeLimits as ScopeLimits
 from gateway.types.limits import check_scope as check_scope
+from gateway.types.rejection import Rejection as Rejection
+from gateway.types.rejection import RejectionKind as RejectionKind
 
 # The client's JSON body. It travels through the gateway untouched (fields we do not route on
 # reach the backend as sent); only providers read or rewrite it.
@@ -279,12 +283,6 @@ class Backend:
                 or self.zone == Zone.SELF_HOSTED):
             return None
         return self.approval if self.approved_for.issuperset(sensitivity) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    backend: str
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class BudgetState(StrEnum):
+    """Where a tenant's spend stands against its budgets, as rules match on it
+    (`when: {budget: [soft_limit]}`): past a cap's soft limit, or not."""
+
+    OK = "ok"
+    SOFT_LIMIT = "soft_limit"
 
 
 def check_scope(scope: str) -> None:
@@ -61,3 +70,4 @@ class ScopeLimits:
 
     def __post_init__(self) -> None:
         check_scope(self.scope)
+

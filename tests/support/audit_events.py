@@ -6,7 +6,7 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
-from gateway.types import AuditEvent, Rejection, TelemetryNote
+from gateway.types import AuditEvent, Rejection, RejectionKind, TelemetryNote
 
 _ids = itertools.count(1)
 
@@ -31,7 +31,8 @@ BASE = AuditEvent(
     attempts=1,
     stream=True,
     outcome="ok",
-    rejected=(Rejection("gpt-frontier", "quality tier above what is needed"),),
+    rejected=(Rejection("gpt-frontier", "quality tier above what is needed",
+                        RejectionKind.QUALITY_TIER),),
     predicted_ttft_s=0.1,
     predicted_cost_micro_usd=160,
     tenant_name="acme",

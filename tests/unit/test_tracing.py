@@ -36,6 +36,7 @@ from gateway.types import (
     Endpoint,
     Profile,
     Rejection,
+    RejectionKind,
     RouteDecision,
     RouteRequest,
     TenantContext,
@@ -114,7 +115,8 @@ def test_profile_attributes_name_categories_never_values() -> None:
 
 def test_decision_attributes_say_why_and_where() -> None:
     decision = RouteDecision(primary=VLLM, fallbacks=(OPENAI,), rule="default",
-                             rejected=(Rejection("tiny", "context window"),),
+                             rejected=(Rejection("tiny", "context window",
+                                                 RejectionKind.CONTEXT_WINDOW),),
                              predicted_cost_micro_usd=1234, predicted_ttft_s=0.25,
                              affinity="session")
     attrs = decision_attributes(decision)

@@ -8,14 +8,14 @@ from dataclasses import asdict
 import orjson
 
 from gateway.audit.records import CONTENT, Chain, event_row, fit_text, row_hash
-from gateway.types import AuditContent, PredictionNote, Rejection, TelemetryNote
+from gateway.types import AuditContent, PredictionNote, Rejection, RejectionKind, TelemetryNote
 from tests.support.audit_events import make_event
 
 
 def test_nul_characters_are_replaced_everywhere_a_string_goes() -> None:
     row = event_row(make_event(
         requested_model="gpt\x00", tags=("a\x00", "b"), error_type="bad\x00type",
-        rejected=(Rejection("x\x00", "reason\x00"),), tried=("one\x00", "two"),
+        rejected=(Rejection("x\x00", "reason\x00", RejectionKind.ZONE),), tried=("one\x00", "two"),
         content=AuditContent(prompt="p\x00", response="r\x00"),
     ))
     assert "\x00" not in orjson.dumps(row).decode("unicode_escape")
