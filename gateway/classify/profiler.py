@@ -38,6 +38,7 @@ from gateway.classify.workers import (
     tenant_scanner,
 )
 from gateway.types import (
+    AffinityKind,
     Complexity,
     Endpoint,
     Payload,
@@ -253,6 +254,7 @@ class RequestClassifier:
             prompt_tokens_exact=count.exact,
             prompt_tokens_max=count.upper_bound,
             affinity_key=affinity_key(request),
+            affinity_kind=AffinityKind.SESSION if request.session_id else AffinityKind.PREFIX,
             prompt_tokens_by_encoding=tuple(others),
         )
 

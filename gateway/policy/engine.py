@@ -33,6 +33,7 @@ from gateway.policy.runtime import PolicySet, PoolStrategy, RequestPolicy
 from gateway.policy.scoring import Prediction, by_load, expected_output_tokens, order, predict
 from gateway.policy.token_counting import prompt_tokens_for
 from gateway.types import (
+    AffinityKind,
     Backend,
     BudgetState,
     FleetSnapshot,
@@ -273,7 +274,7 @@ def _triage(
 
 def _with_affinity(
     good: list[Prediction], profile: Profile, max_load_ratio: float
-) -> tuple[list[Prediction], str | None]:
+) -> tuple[list[Prediction], AffinityKind | None]:
     """Move the replica that owns this prefix or session (rendezvous hashing over replicas of
     the same model and price) to the front, unless its load makes clients wait clearly
     longer than on the best (a saturated replica is not a candidate at all)."""
@@ -287,10 +288,9 @@ def _with_affinity(
     owner = max(peers, key=lambda p: zlib.crc32(p.backend.name.encode(), zlib.crc32(key)))
     if owner.wait_s > best.wait_s * max_load_ratio + AFFINITY_SLACK_S:
         return good, None
-    kind = "session" if key.startswith(b"s:") else "prefix"
     if owner is best:
-        return good, kind
-    return [owner, *(p for p in good if p is not owner)], kind
+        return good, profile.affinity_kind
+    return [owner, *(p for p in good if p is not owner)], profile.affinity_kind
 
 
 def _admissible(

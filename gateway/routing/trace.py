@@ -153,7 +153,7 @@ def audit_event(
         predicted_ttft_s=decision.predicted_ttft_s if decision else None,
         predicted_cost_micro_usd=decision.predicted_cost_micro_usd if decision else None,
         spill_over=decision.spilled if decision else False,
-        affinity=decision.affinity if decision else None,
+        affinity=decision.affinity.value if decision and decision.affinity else None,
         unmetered=finished.admitted is not None and finished.admitted.reservation is None,
         tenant_name=tenant.tenant_name,
         zone=backend.zone if backend else None,
@@ -226,7 +226,7 @@ def response_headers(
     if decision.spilled:
         headers["x-gateway-spill-over"] = "true"
     if decision.affinity is not None:
-        headers["x-gateway-affinity"] = decision.affinity
+        headers["x-gateway-affinity"] = decision.affinity.value
     if cost_micro_usd is not None:
         headers["x-gateway-cost-usd"] = format_usd(cost_micro_usd)
     return headers

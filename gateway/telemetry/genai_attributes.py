@@ -111,7 +111,7 @@ def decision_attributes(decision: RouteDecision) -> Attributes:
     if decision.objective is not None:
         attrs["gateway.objective"] = decision.objective
     if decision.affinity is not None:
-        attrs["gateway.affinity"] = decision.affinity
+        attrs["gateway.affinity"] = decision.affinity.value
     return attrs
 
 

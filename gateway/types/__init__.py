@@ -73,6 +73,14 @@ class AuthScheme(StrEnum):
     BEARER = "bearer"
 
 
+class AffinityKind(StrEnum):
+    """What an affinity key keeps on one replica: a client's session (x-session-id) or a
+    prompt prefix other requests share. The spelling is the x-gateway-affinity header's."""
+
+    SESSION = "session"
+    PREFIX = "prefix"
+
+
 @dataclass(frozen=True, slots=True)
 class TenantContext:
     """Who is calling: resolved from the API key once per request (cached)."""
@@ -176,6 +184,7 @@ class Profile:
     # Same key, same replica (bounded by load): the session id, else a hash of the prompt's
     # first characters, which is what a replica's prefix cache can reuse.
     affinity_key: bytes | None = None
+    affinity_kind: AffinityKind = AffinityKind.PREFIX  # what affinity_key keys
     # Exact counts besides o200k (prompt_tokens itself): in another encoding a backend of
     # the pool uses ("cl100k_base"), or an engine's own ("engine:<backend>", from vLLM's
     # /tokenize), as (key, tokens).
@@ -313,7 +322,7 @@ class RouteDecision:
     redact: bool = False  # replace sensitive spans before the request leaves self_hosted
     predicted_tpot_s: float = 0.0
     spilled: bool = False  # every regular candidate was saturated: served by a spill_to backend
-    affinity: str | None = None  # "session" | "prefix" when affinity picked the replica
+    affinity: AffinityKind | None = None  # when affinity picked the replica
     prediction: PredictionNote | None = None  # how the primary's TTFT was predicted
     # Why the rule's latency target could not be promised: every candidate was predicted
     # over it (the request went to the one predicted fastest); None when met or no target.

@@ -8,6 +8,7 @@ from gateway.policy.capacity import TelemetryPolicy, assess, kv_need_tokens, pre
 from gateway.policy.engine import decide
 from gateway.policy.loader import parse_policy
 from gateway.types import (
+    AffinityKind,
     BackendLoad,
     BackendState,
     Endpoint,
@@ -131,12 +132,14 @@ def test_least_loaded_replica_first_when_balancing():
 
 def test_prefix_affinity_is_sticky_and_bounded_by_load():
     idle = {"a": state(), "b": state()}
-    for key in (b"k1", b"k2", b"k3", b"s:session-9"):
-        profile = Profile(1000, 200, affinity_key=key)
+    for key, kind in ((b"k1", AffinityKind.PREFIX), (b"k2", AffinityKind.PREFIX),
+                      (b"k3", AffinityKind.PREFIX), (b"s:session-9", AffinityKind.SESSION),
+                      (b"s:looks-like-a-session", AffinityKind.PREFIX)):
+        profile = Profile(1000, 200, affinity_key=key, affinity_kind=kind)
         chosen = {names(route(idle, profile, rotation=r))[0] for r in range(4)}
         assert len(chosen) == 1  # the same replica whatever the rotation
         decision = route(idle, profile)
-        assert decision.affinity == ("session" if key.startswith(b"s:") else "prefix")
+        assert decision.affinity is kind  # as the profile says, whatever the key's bytes
     spread = {names(route(idle, Profile(1000, 200, affinity_key=bytes([i]))))[0]
               for i in range(32)}
     assert spread == {"a", "b"}  # different prefixes land on different replicas

@@ -31,6 +31,7 @@ from gateway.telemetry.genai_attributes import (
 from gateway.telemetry.otlp import start_tracing, traces_url
 from gateway.telemetry.tracing import NO_SPANS, Tracing
 from gateway.types import (
+    AffinityKind,
     Backend,
     Complexity,
     Endpoint,
@@ -118,7 +119,7 @@ def test_decision_attributes_say_why_and_where() -> None:
                              rejected=(Rejection("tiny", "context window",
                                                  RejectionKind.CONTEXT_WINDOW),),
                              predicted_cost_micro_usd=1234, predicted_ttft_s=0.25,
-                             affinity="session")
+                             affinity=AffinityKind.SESSION)
     attrs = decision_attributes(decision)
     assert attrs["gateway.rule"] == "default"
     assert attrs["gateway.backend"] == "llama"

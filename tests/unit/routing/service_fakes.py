@@ -20,6 +20,7 @@ from gateway.routing.limits import LimitsResolver
 from gateway.routing.service import RoutingService
 from gateway.scraper.fleet import Ticket
 from gateway.types import (
+    AffinityKind,
     AuditEvent,
     Backend,
     Endpoint,
@@ -82,7 +83,8 @@ class FixedClassifier:
         min_confidence: float = 0.0, **complexity: Any,
     ) -> Profile:
         key = b"s:" + request.session_id.encode() if request.session_id else None
-        return Profile(PROMPT_TOKENS, request.max_output_tokens, affinity_key=key)
+        return Profile(PROMPT_TOKENS, request.max_output_tokens, affinity_key=key,
+                       affinity_kind=AffinityKind.SESSION)
 
     def redaction_scanner(self, request: RouteRequest, detectors: tuple[TenantDetector, ...] = (),
                           profile: Profile | None = None) -> SpanScanner:
