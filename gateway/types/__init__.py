@@ -1,5 +1,6 @@
 """Frozen value types shared across the gateway's packages: requests, profiles, backends,
-decisions and audit rows here; the fleet's load in fleet.py, budgets and limits in limits.py.
+decisions and audit rows here; the fleet's load in fleet.py, budgets and limits in limits.py,
+a backend's engine facts in engine.py.
 
 Siblings (classify, policy, budget, providers, audit, scraper) never import each other; what
 they exchange is defined here, so each can be tested with plain values.
@@ -12,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 # The package's two other families, reached as `gateway.types` like everything here.
+from gateway.types.engine import EngineFacts as EngineFacts
 from gateway.types.fleet import KV_OUTPUT_TOKENS_UNSET as KV_OUTPUT_TOKENS_UNSET
 from gateway.types.fleet import BackendLoad as BackendLoad
 from gateway.types.fleet import BackendState as BackendState
@@ -242,15 +244,8 @@ class Backend:
     # Latency priors until measurements exist (the policy's `latency:` or zone defaults).
     ttft_s: float = 0.2
     tpot_s: float = 0.02
-    # Engine facts for self-hosted backends (None: learned from telemetry, or unknown).
-    metrics_url: str | None = None  # scraped when set
-    kv_bytes_per_token: float | None = None  # from the policy's KV geometry
-    max_num_seqs: int | None = None  # batch slots: more concurrent requests queue
-    prefill_tokens_per_s: float | None = None  # prior until the rate is measured
-    gpu_hourly_usd: float | None = None  # every GPU of the deployment, per hour
-    gpu_count: int | None = None  # GPUs in the deployment (tokens per GPU-hour)
-    gpu_type: str | None = None  # the policy's name for the GPU (capacity planning)
-    dcgm_url: str | None = None  # a DCGM exporter for its GPUs: utilisation, memory used
+    # What is declared of a self-hosted engine behind it (None: nothing; an external API).
+    engine: EngineFacts | None = None
     # How the backend's own tokenizer is counted (policy `tokens:`): exactly in an OpenAI
     # encoding, or (None) estimated as the o200k count times `token_ratio`, a margin included.
     token_encoding: str | None = "o200k_base"
