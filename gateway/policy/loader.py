@@ -218,8 +218,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         exact = spec.tokens.count in ("o200k_base", "cl100k_base")
         token_encoding = spec.tokens.count if exact else None
         token_ratio = 1.0 if exact else spec.tokens.ratio or DEFAULT_ESTIMATE_RATIO
-        if spec.tokens.count == "tokenize" and kind.count_url is not None:
-            tokenize_url = kind.count_url(base_url)
+        if spec.tokens.count == "tokenize" and kind.token_count is not None:
+            tokenize_url = kind.token_count.url(base_url)
     responses_api = spec.responses_api or (
         "native" if kind.responses == "native" else "translate")
     return Backend(

@@ -2,8 +2,9 @@
 decisions and audit rows here; the fleet's load in fleet.py, budgets and limits in limits.py,
 a backend's engine facts in engine.py.
 
-Siblings (classify, policy, budget, providers, audit, scraper) never import each other; what
-they exchange is defined here, so each can be tested with plain values.
+Siblings (classify, policy, budget, audit, scraper...) never import each other; what they
+exchange is defined here, so each can be tested with plain values. The built-in provider
+kinds' compiled options are provider_options.py.
 """
 
 from __future__ import annotations
@@ -206,8 +207,8 @@ class PricePerMTok:
 @dataclass(frozen=True, slots=True)
 class ProviderOptions:
     """A backend's provider-specific settings, compiled from the policy. Each provider kind
-    (gateway/provider_kinds) subclasses it with its own frozen fields; together they are the
-    tagged union `Backend.options`, its tag the backend's `provider`."""
+    subclasses it with its own frozen fields (the built-in kinds' in provider_options.py);
+    together they are the tagged union `Backend.options`, its tag the backend's `provider`."""
 
 
 NO_OPTIONS = ProviderOptions()
@@ -236,7 +237,7 @@ class Backend:
     # How the key is sent: "api_key" in the provider's own header, or "bearer".
     auth: str = "bearer"
     # What only this backend's provider kind has (Azure's deployment, Anthropic's version
-    # header...): one of the kinds' option types in gateway/provider_kinds, tagged by
+    # header...): one of the kinds' option types (types/provider_options.py), tagged by
     # `provider`. The base instance means "the kind's defaults" (a Backend built by hand).
     options: ProviderOptions = NO_OPTIONS
     # `gen_ai.provider.name` in traces: the kind's telemetry name, compiled in ("" = provider).
