@@ -174,12 +174,12 @@ def default_baseline(backends: Iterable[Backend]) -> Backend | None:
     return best[1] if best else None
 
 
-def _engine_facts(spec: BackendSpec, kind: ProviderKind) -> EngineFacts | None:
+def _engine_facts(spec: BackendSpec, kind: ProviderKind, base_url: str) -> EngineFacts | None:
     """What the policy says of the engine behind a backend, and where its kind's engine is
     scraped by default."""
     metrics_url = str(spec.metrics_url) if spec.metrics_url is not None else None
     if metrics_url is None and kind.metrics_url is not None:
-        metrics_url = kind.metrics_url(str(spec.base_url))
+        metrics_url = kind.metrics_url(base_url)
     kv, gpu = spec.kv, spec.gpu
     return EngineFacts(
         metrics_url=metrics_url,
@@ -243,7 +243,7 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         auth=spec.auth or ("api_key" if kind.api_key_header is not None else "bearer"),
         options=kind.compile(spec.options),
         telemetry_name=kind.telemetry_name,
-        engine=_engine_facts(spec, kind),
+        engine=_engine_facts(spec, kind, base_url),
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,
