@@ -176,17 +176,19 @@ class ShadowJudge:
         scores: tuple[float, float] | None = None
         try:
             if not served_answer:
-                served_body, spent = await self._ask(job.served, payload, job.profile, job)
+                served_body, spent = await self._ask(job.served, payload, job.profile,
+                                                     job.request_id)
                 cost += spent
                 served_answer = answer_text(served_body)
-            strong_body, spent = await self._ask(strong, payload, job.profile, job)
+            strong_body, spent = await self._ask(strong, payload, job.profile, job.request_id)
             cost += spent
             strong_answer = answer_text(strong_body)
             flip = strong_first(job.request_id)
             first, second = (strong_answer, served_answer) if flip else (
                 served_answer, strong_answer)
             verdict = judge_payload(question_text(payload), first, second)
-            verdict_body, spent = await self._ask(judge, verdict, verdict_profile(verdict), job)
+            verdict_body, spent = await self._ask(judge, verdict, verdict_profile(verdict),
+                                                  job.request_id)
             cost += spent
             a, b = parse_verdict(verdict_body)
             scores = (b, a) if flip else (a, b)
@@ -200,14 +202,14 @@ class ShadowJudge:
             self.stats.judged += 1
 
     async def _ask(self, backend: Backend, payload: Payload, profile: Profile,
-                   job: ShadowJob) -> tuple[bytes, int]:
+                   request_id: str) -> tuple[bytes, int]:
         """One whole reply, accounted by the fleet as a served request's is: `profile`'s
         prompt in flight on the backend while the call runs, then its verdict."""
         provider = self._providers[backend.provider]
         with FleetAttempt(self._fleet, backend, profile) as ticket:
             async with asyncio.timeout(self._call_timeout_s):
                 reply = await provider.complete(backend, Endpoint.CHAT, payload,
-                                                f"shadow-{job.request_id}")
+                                                f"shadow-{request_id}")
         self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT
         return reply.body, cost_micro_usd(reply.usage, backend.price) if reply.usage else 0
 
