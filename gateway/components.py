@@ -1,6 +1,6 @@
 """The long-lived parts of a running gateway, built once by the composition root (app.py and
 gateway/assembly/): the typed services handlers receive, never the engine or Redis client
-behind them."""
+behind them. Handlers reach them through one typed accessor (gateway/api/parts.py)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from gateway.api.auth import require_admin_throttled
 from gateway.api.parsing import parse_route_request
+from gateway.api.parts import components_of
 from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
 from gateway.tenancy.names import TENANT_NAME_MAX, TENANT_NAME_PATTERN
@@ -19,12 +20,8 @@ from gateway.tenancy.repository import TenantExists
 from gateway.types import Endpoint, TenantContext
 
 
-def _components(request: Request) -> Components:
-    return request.app.state.components  # type: ignore[no-any-return]
-
-
 def admin_components(request: Request) -> Components:
-    parts = _components(request)
+    parts = components_of(request)
     require_admin_throttled(request, parts)
     return parts
 

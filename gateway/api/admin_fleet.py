@@ -5,16 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends
-from starlette.requests import Request
 
-from gateway.api.admin import admin_components
-from gateway.components import Components
+from gateway.api.admin import Admin, admin_components
 from gateway.routing.fleet_view import fleet_view
 
 router = APIRouter(prefix="/admin", dependencies=[Depends(admin_components)])
 
 
 @router.get("/fleet")
-async def fleet(request: Request) -> dict[str, Any]:
-    parts: Components = request.app.state.components
+async def fleet(parts: Admin) -> dict[str, Any]:
     return {"backends": fleet_view(parts.fleet.details(), parts.policy.current)}

@@ -23,7 +23,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from gateway.api.auth import admin_key_failed, client_address, key_matches
-from gateway.components import Components
+from gateway.api.parts import components_of
 from gateway.tenancy.login_throttle import retry_after
 
 COOKIE = "gateway_admin_session"
@@ -83,7 +83,7 @@ async def has_session(request: Request, admin_key: str | None) -> bool:
     expires_ms = session_expiry_ms(request.cookies.get(COOKIE), admin_key, time.time())
     if expires_ms is None:
         return False
-    parts: Components = request.app.state.components
+    parts = components_of(request)
     revoked = await parts.admin_log.last(REVOKE_ACTION)
     if revoked is None:
         return True
@@ -110,7 +110,7 @@ def same_origin(request: Request) -> bool:
 
 
 def _admin_key(request: Request) -> str | None:
-    parts: Components = request.app.state.components
+    parts = components_of(request)
     return parts.secrets.admin_key  # re-read when its file rotates: old sessions end
 
 
@@ -160,7 +160,7 @@ async def login(request: Request) -> Response:
     if admin_key is None:
         return HTMLResponse(_form("The admin API is disabled: set GATEWAY_ADMIN_KEY.", target),
                             status_code=403, headers=PAGE_HEADERS)
-    parts: Components = request.app.state.components
+    parts = components_of(request)
     address = client_address(request)
     wait = parts.login_throttle.wait_s(address)
     if wait > 0:  # refused before the key is compared: waiting is the only way on
@@ -188,7 +188,7 @@ async def logout(request: Request) -> Response:
     if await has_session(request, _admin_key(request)):
         # Only a signed-in browser may end the sessions (a stranger could otherwise sign the
         # admin out at will); every copy of every earlier cookie stops working, everywhere.
-        parts: Components = request.app.state.components
+        parts = components_of(request)
         await parts.admin_log.record("admin-session", REVOKE_ACTION, "report-page")
     response = RedirectResponse("/admin/login", status_code=303, headers=PAGE_HEADERS)
     response.delete_cookie(COOKIE, path="/admin", httponly=True, samesite="strict")

@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from gateway.api.admin import Admin, admin_components, record_action
 from gateway.api.auth import authenticate_tenant
+from gateway.api.parts import Parts
 from gateway.budget.limits import BudgetUnavailable, check_scope
 from gateway.components import Components
 from gateway.errors import BudgetStoreUnavailable, DatabaseUnavailable, InvalidRequest, NotFound
@@ -34,11 +35,10 @@ class ScopeLimitsIn(BaseModel):
 
 
 @tenant_router.get("/v1/usage")
-async def own_usage(request: Request) -> dict[str, Any]:
+async def own_usage(request: Request, parts: Parts) -> dict[str, Any]:
     """The caller's tenant and key: spend today and this month, reservations, what is left,
     and the month's cost as the reports price it. A key sees its own tenant only; there is no
     parameter to ask for another."""
-    parts: Components = request.app.state.components
     tenant = await authenticate_tenant(request, parts.authenticator)
     report = await _report(parts, tenant, request.headers.get("x-gateway-tags"))
     return {**report, "cost_this_month": await _month_cost(parts, tenant.tenant_id)}

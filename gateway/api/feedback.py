@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
 
 from gateway.api.auth import authenticate_tenant
-from gateway.components import Components
+from gateway.api.parts import Parts
 from gateway.errors import DatabaseUnavailable, InvalidRequest, NotFound
 
 MAX_FEEDBACK_BYTES = 4096
@@ -47,8 +47,7 @@ FEEDBACK_BODY = {"requestBody": {"required": True, "content": {"application/json
 
 
 @router.post("/v1/feedback", openapi_extra=FEEDBACK_BODY)
-async def feedback(request: Request) -> dict[str, Any]:
-    parts: Components = request.app.state.components
+async def feedback(request: Request, parts: Parts) -> dict[str, Any]:
     tenant = await authenticate_tenant(request, parts.authenticator)
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_FEEDBACK_BYTES:

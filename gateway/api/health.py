@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from gateway.api.auth import require_metrics_reader
+from gateway.api.parts import Parts
 from gateway.audit.writer import AuditWriter
-from gateway.components import Components
 from gateway.policy.loader import PolicySet
 from gateway.policy.tenants import BudgetStoreFailure
 
@@ -30,10 +30,9 @@ async def health() -> Response:
 
 @router.get("/readyz")
 @router.get("/ready", include_in_schema=False)
-async def ready(request: Request) -> Response:
+async def ready(parts: Parts) -> Response:
     """Ready to take traffic. A check starting with "error" makes it a 503; "degraded" is
     reported but keeps the gateway in rotation."""
-    parts: Components = request.app.state.components
     checks: dict[str, str] = {}
     try:
         await parts.database.ping()
@@ -126,10 +125,9 @@ def audit_check(audit: AuditWriter) -> str:
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request) -> Response:
+async def metrics(request: Request, parts: Parts) -> Response:
     """Prometheus text. Needs the metrics key or the admin key: the counters are labelled
     with tenant names, which no tenant may read of another."""
-    parts: Components = request.app.state.components
     require_metrics_reader(request, parts.secrets.metrics_key, parts.secrets.admin_key)
     parts.metrics.audit_backlog.set(parts.audit.backlog)
     return Response(parts.metrics.render(), media_type="text/plain; version=0.0.4")

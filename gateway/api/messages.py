@@ -22,6 +22,7 @@ from gateway.api.body_gate import body_gate
 from gateway.api.errors import log_internal
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import check_writable, load_json, read_body
+from gateway.api.parts import components_of
 from gateway.api.sse_response import SSEResponse
 from gateway.api.translated_stream import TranslatedStream
 from gateway.components import Components
@@ -38,10 +39,6 @@ from gateway.types import Endpoint, EntryPoint, RouteRequest, TenantContext
 
 log = logging.getLogger("gateway.api")
 router = APIRouter()
-
-
-def _components(request: Request) -> Components:
-    return request.app.state.components  # type: ignore[no-any-return]
 
 
 def _anthropic_errors(
@@ -73,7 +70,7 @@ def _anthropic_errors(
 async def _parse(
     request: Request, request_id: str, *, counting: bool = False
 ) -> tuple[Components, TenantContext, RouteRequest]:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     raw = await read_body(request, parts.edge.max_body_bytes,
                           parts.edge.body_read_timeout_s, body_gate(request))

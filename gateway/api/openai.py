@@ -22,6 +22,7 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.hot_path import WholeReply
 from gateway.api.parsing import parse_route_request, read_body
+from gateway.api.parts import components_of
 from gateway.api.sse_response import SSEResponse
 from gateway.components import Components
 from gateway.errors import ModelNotFound
@@ -32,12 +33,8 @@ router = APIRouter()
 STARTED_AT = int(time.time())
 
 
-def _components(request: Request) -> Components:
-    return request.app.state.components  # type: ignore[no-any-return]
-
-
 async def _route(request: Request, endpoint: Endpoint) -> Response:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     body = await read_body(request, parts.edge.max_body_bytes,
                            parts.edge.body_read_timeout_s, body_gate(request))
@@ -142,7 +139,7 @@ def _model_card(parts: Components, name: str) -> dict[str, object] | None:
 @router.get("/v1/models")
 @router.get("/models", include_in_schema=False)
 async def list_models(request: Request) -> Response:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     policy = parts.policy.current
     allowed = policy.tenant_models.get(tenant.tenant_name)
@@ -158,7 +155,7 @@ async def list_models(request: Request) -> Response:
 @router.get("/v1/models/{model:path}")
 @router.get("/models/{model:path}", include_in_schema=False)
 async def get_model(request: Request, model: str) -> Response:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     allowed = parts.policy.current.tenant_models.get(tenant.tenant_name)
     card = _model_card(parts, model) if allowed is None or model in allowed else None

@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, Response
 
 from gateway.api.admin_session import has_session, login_redirect
 from gateway.api.auth import bearer_token, require_admin_throttled
-from gateway.components import Components
+from gateway.api.parts import Parts
 from gateway.errors import InvalidRequest
 from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_controls import Asked, render_controls
@@ -38,8 +38,8 @@ HEADERS = {
 async def report_page(
     request: Request, since: str | None = None, until: str | None = None,
     tenant: str | None = None, range: str | None = None,  # the URL's own name
+    *, parts: Parts,
 ) -> Response:
-    parts: Components = request.app.state.components
     admin_key = parts.secrets.admin_key  # re-read when its file rotates
     if not await has_session(request, admin_key):
         wants_page = "text/html" in request.headers.get("accept", "")

@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from gateway.api.admin import Admin, admin_components
 from gateway.api.auth import authenticate_tenant
+from gateway.api.parts import Parts
 from gateway.components import Components
 from gateway.errors import InvalidRequest, NotFound
 from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_limit
@@ -92,9 +93,8 @@ async def _admin_scope(parts: Components, tenant: str | None) -> Scope:
     return Scope(row.id, row.name, now)
 
 
-async def _own_scope(request: Request) -> tuple[Components, Scope]:
+async def _own_scope(request: Request, parts: Parts) -> tuple[Components, Scope]:
     """The caller's tenant from its key: the only scope a tenant route ever reads."""
-    parts: Components = request.app.state.components
     tenant = await authenticate_tenant(request, parts.authenticator)
     return parts, Scope(tenant.tenant_id, tenant.tenant_name, datetime.now(UTC))
 

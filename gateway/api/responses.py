@@ -29,6 +29,7 @@ from gateway.api.auth import authenticate_tenant
 from gateway.api.body_gate import body_gate
 from gateway.api.openai import ClientGone, cancel_on_disconnect
 from gateway.api.parsing import load_json, read_body
+from gateway.api.parts import components_of
 from gateway.api.responses_input_items import input_items_page
 from gateway.api.responses_passthrough import PassthroughStream
 from gateway.api.sse_response import SSEResponse
@@ -75,16 +76,12 @@ RESPONSES_NAMES = {"reasoning_effort": "reasoning.effort", "max_tokens": "max_ou
                    "response_format": "text.format", "messages": "input"}
 
 
-def _components(request: Request) -> Components:
-    return request.app.state.components  # type: ignore[no-any-return]
-
-
 def _store_mode(parts: Components, tenant: TenantContext) -> StoreContent:
     return parts.policy.current.tenant(tenant.tenant_name).store_content
 
 
 async def create_response(request: Request) -> Response:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     raw = await read_body(request, parts.edge.max_body_bytes,
                           parts.edge.body_read_timeout_s, body_gate(request))
@@ -210,7 +207,7 @@ async def _save(parts: Components, tenant: TenantContext,
 
 
 async def retrieve_response(request: Request, response_id: str) -> Response:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     if request.query_params.get("stream") in ("true", "1"):
         raise InvalidRequest("stream: replaying a stored response as a stream is not "
@@ -227,7 +224,7 @@ async def list_input_items(request: Request, response_id: str) -> Response:
     """The items the response was given (the stored conversation, then its own input), as
     `client.responses.input_items.list` pages them: `order` (desc by default), `after`,
     `limit` (1–100, default 20)."""
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     stored = (await parts.responses.get(tenant.tenant_id, response_id)
               if parts.responses is not None else None)
@@ -240,7 +237,7 @@ async def list_input_items(request: Request, response_id: str) -> Response:
 
 
 async def delete_response(request: Request, response_id: str) -> Response:
-    parts = _components(request)
+    parts = components_of(request)
     tenant = await authenticate_tenant(request, parts.authenticator)
     deleted = (await parts.responses.delete(tenant.tenant_id, response_id)
                if parts.responses is not None else False)

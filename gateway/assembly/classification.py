@@ -21,7 +21,7 @@ from gateway.classify.standard import standard_classifier
 from gateway.classify.workers import compile_name_search, warm_worker
 from gateway.policy.loader import PolicySet
 from gateway.policy.token_counting import extra_encodings
-from gateway.providers.engine_tokens import EngineTokenCounter
+from gateway.provider_kinds.engine_tokens import EngineTokenCounter
 from gateway.settings import Settings
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
     fleet = open_fleet(settings, policy, metrics)
     audit = await open_audit(stack, settings, engine, metrics)
     outcomes = OutcomeRepository(engine)
-    shadow = await open_shadow_judge(stack, providers, outcomes, metrics)
+    shadow = await open_shadow_judge(stack, providers, fleet, outcomes, metrics)
     routers = FittedRouters()  # the `router:` models the policy names, shared with explain
     routing = RoutingService(
         policy=policy,

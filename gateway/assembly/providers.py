@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
 from gateway.provider_kinds.kind import UpstreamLimits
-from gateway.providers.registry import build_providers
+from gateway.provider_kinds.registry import build_providers
 from gateway.settings import Settings
 from gateway.upstream import Provider
 

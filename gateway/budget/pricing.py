@@ -29,9 +29,10 @@ def effective_price(backend: Backend, tokens_per_hour: float | None) -> PricePer
     """Self-hosted $/token from what the GPUs cost and what they served (rolling window):
     GPU hourly cost × count ÷ measured tokens per hour. None without GPU cost or measurement.
     One price for input and output: the GPU-hour is the same whichever token it produced."""
-    if backend.gpu_hourly_usd is None or not tokens_per_hour:
+    hourly_usd = backend.engine.gpu_hourly_usd if backend.engine is not None else None
+    if hourly_usd is None or not tokens_per_hour:
         return None
     if tokens_per_hour < MIN_MEASURED_TOKENS_PER_HOUR:
         return None
-    per_mtok = backend.gpu_hourly_usd / tokens_per_hour * 1e6
+    per_mtok = hourly_usd / tokens_per_hour * 1e6
     return PricePerMTok(per_mtok, per_mtok)

@@ -51,7 +51,8 @@ def capacity_changes(policy: PolicySet, loads: tuple[ReplayLoad, ...],
             if isinstance(result, tuple):
                 problem, result = result[1], None
             planned[side] = result
-        if policy.backends.get(backend) is None or policy.backends[backend].gpu_hourly_usd is None:
+        engine = policy.backends[backend].engine if backend in policy.backends else None
+        if engine is None or engine.gpu_hourly_usd is None:
             continue  # no GPUs to size: an API, or a backend the new policy dropped
         found.append(CapacityChange(backend, planned[BEFORE], planned[AFTER], problem))
     return found

@@ -92,8 +92,8 @@ def _spanning_problems(
     if spec.auth == "api_key" and kind.api_key_header is None:
         keyed = [k.name for k in PROVIDER_KINDS if k.api_key_header is not None]
         out.append((("auth",), f"auth: api_key applies to providers {listed(keyed)} only"))
-    if spec.tokens is not None and spec.tokens.count == "tokenize" and kind.count_url is None:
-        counting = [k.name for k in PROVIDER_KINDS if k.count_url is not None]
+    if spec.tokens is not None and spec.tokens.count == "tokenize" and kind.token_count is None:
+        counting = [k.name for k in PROVIDER_KINDS if k.token_count is not None]
         out.append((("tokens",), "tokens: {count: tokenize} needs provider "
                     f"{listed(counting, 'or')} (a backend that counts prompts itself)"))
     if spec.responses_api == "native" and kind.responses == "never":

@@ -102,7 +102,7 @@ def queue_depth(backend: Backend, state: BackendState) -> tuple[int, int]:
     # engine had not counted yet (a scrape can land before a just-sent request is
     # scheduled): whatever the gauges say, those are on that engine.
     extra = max(state.sent_since_scrape, state.in_flight - running - waiting)
-    slots = backend.max_num_seqs
+    slots = backend.engine.max_num_seqs if backend.engine is not None else None
     if slots is None:
         # Without the batch size, a queue is the only sign of a full batch.
         if waiting > 0:
@@ -125,7 +125,7 @@ def queued_ahead(
     once). With the batch size known, only requests beyond the free slots count; without it,
     any queue means a full batch."""
     running, waiting = depth or queue_depth(backend, state)
-    slots = backend.max_num_seqs
+    slots = backend.engine.max_num_seqs if backend.engine is not None else None
     if slots is None:
         return waiting + 1 if waiting > 0 else 0
     if running + waiting >= slots:
@@ -149,7 +149,8 @@ def assess(
     if free is not None and load.kv_capacity_tokens:
         headroom = max(0.0, (free - need_tokens) / load.kv_capacity_tokens)
         if need_tokens > free:
-            per_token = backend.kv_bytes_per_token or load.kv_bytes_per_token
+            declared = backend.engine.kv_bytes_per_token if backend.engine else None
+            per_token = declared or load.kv_bytes_per_token
             size = f" ({need_tokens * per_token / 2**20:.1f} MiB)" if per_token else ""
             return Pressure(
                 f"KV cache: needs {need_tokens} tokens{size}, {max(free, 0)} free",
@@ -221,7 +222,8 @@ def predict_latency(
     waiting = queued_ahead(backend, state, depth)
     prefill_rate = max(
         state.prefill_tokens_per_s or 0.0,
-        backend.prefill_tokens_per_s or DEFAULT_PREFILL_TOKENS_PER_S,
+        (backend.engine.prefill_tokens_per_s if backend.engine else None)
+        or DEFAULT_PREFILL_TOKENS_PER_S,
     )
     base = backend.ttft_s
     if state.engine_ttft_floor_s is not None:

@@ -21,10 +21,11 @@ from gateway.policy.simulation import simulator_launch
 from gateway.policy.tenants import TenantPolicy, allowed_values, compile_tenant
 from gateway.policy.token_counting import DEFAULT_ESTIMATE_RATIO, default_counting
 from gateway.policy.validation import semantic_problems
+from gateway.provider_kinds.kind import ProviderKind
 from gateway.provider_kinds.openai_family import vllm_metrics_url
 from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.secret_files import SecretFileError, read_secret_file
-from gateway.types import AuthScheme, Backend, PricePerMTok, Zone
+from gateway.types import AuthScheme, Backend, EngineFacts, PricePerMTok, Zone
 
 ROUTER_FILE = "router.json"  # what `gateway router fit --out DIR` writes into DIR
 
@@ -182,6 +183,29 @@ def default_baseline(backends: Iterable[Backend]) -> Backend | None:
     return best[1] if best else None
 
 
+def _engine_facts(spec: BackendSpec, kind: ProviderKind, base_url: str) -> EngineFacts | None:
+    """What the policy says of the engine behind a backend, and where its kind's engine is
+    scraped by default."""
+    metrics_url = str(spec.metrics_url) if spec.metrics_url is not None else None
+    if metrics_url is None and kind.metrics_url is not None:
+        metrics_url = kind.metrics_url(base_url)
+    kv, gpu = spec.kv, spec.gpu
+    return EngineFacts(
+        metrics_url=metrics_url,
+        dcgm_url=str(spec.dcgm_url) if spec.dcgm_url is not None else None,
+        kv_bytes_per_token=(
+            2 * kv.layers * kv.kv_heads * kv.head_dim * kv.dtype_bytes if kv is not None else None
+        ),
+        # A simulated engine's batch size is the router's too, wherever the policy set it.
+        max_num_seqs=spec.max_num_seqs or (
+            spec.simulate.max_num_seqs if spec.simulate is not None else None),
+        prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
+        gpu_hourly_usd=gpu.hourly_usd * gpu.count if gpu is not None else None,
+        gpu_count=gpu.count if gpu is not None else None,
+        gpu_type=gpu.type if gpu is not None else None,
+    ).declared()
+
+
 def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Backend:
     kind = PROVIDER_KINDS[spec.provider]  # validated: a registered kind
     base_url = str(spec.base_url).rstrip("/")
@@ -197,18 +221,14 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
     ttft_s, tpot_s = ZONE_LATENCY_PRIORS.get(spec.zone, ZONE_LATENCY_PRIORS["external"])
     if spec.latency is not None:
         ttft_s, tpot_s = spec.latency.ttft_ms / 1000, spec.latency.tpot_ms / 1000
-    kv = spec.kv
-    metrics_url = str(spec.metrics_url) if spec.metrics_url is not None else None
     token_encoding, token_ratio = default_counting(kind, spec.model)
     tokenize_url = None
     if spec.tokens is not None:
         exact = spec.tokens.count in ("o200k_base", "cl100k_base")
         token_encoding = spec.tokens.count if exact else None
         token_ratio = 1.0 if exact else spec.tokens.ratio or DEFAULT_ESTIMATE_RATIO
-        if spec.tokens.count == "tokenize" and kind.count_url is not None:
-            tokenize_url = kind.count_url(base_url)
-    if metrics_url is None and kind.metrics_url is not None:
-        metrics_url = kind.metrics_url(str(spec.base_url))
+        if spec.tokens.count == "tokenize" and kind.token_count is not None:
+            tokenize_url = kind.token_count.url(base_url)
     responses_api = spec.responses_api or (
         "native" if kind.responses == "native" else "translate")
     return Backend(
@@ -233,18 +253,7 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
             AuthScheme.API_KEY if kind.api_key_header is not None else AuthScheme.BEARER),
         options=kind.compile(spec.options),
         telemetry_name=kind.telemetry_name,
-        metrics_url=metrics_url,
-        kv_bytes_per_token=(
-            2 * kv.layers * kv.kv_heads * kv.head_dim * kv.dtype_bytes if kv is not None else None
-        ),
-        # A simulated engine's batch size is the router's too, wherever the policy set it.
-        max_num_seqs=spec.max_num_seqs or (
-            spec.simulate.max_num_seqs if spec.simulate is not None else None),
-        prefill_tokens_per_s=spec.latency.prefill_tokens_per_s if spec.latency else None,
-        gpu_hourly_usd=spec.gpu.hourly_usd * spec.gpu.count if spec.gpu is not None else None,
-        gpu_count=spec.gpu.count if spec.gpu is not None else None,
-        gpu_type=spec.gpu.type if spec.gpu is not None else None,
-        dcgm_url=str(spec.dcgm_url) if spec.dcgm_url is not None else None,
+        engine=_engine_facts(spec, kind, base_url),
         token_encoding=token_encoding,
         token_ratio=token_ratio,
         tokenize_url=tokenize_url,

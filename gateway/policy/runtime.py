@@ -251,11 +251,13 @@ class PolicySet:
 
     def metrics_targets(self) -> dict[str, str]:
         """Backend name → Prometheus URL, for every backend whose engine is scraped."""
-        return {n: b.metrics_url for n, b in self.backends.items() if b.metrics_url}
+        return {n: b.engine.metrics_url for n, b in self.backends.items()
+                if b.engine is not None and b.engine.metrics_url}
 
     def dcgm_targets(self) -> dict[str, str]:
         """Backend name → DCGM exporter URL, for deployments whose GPUs are watched."""
-        return {n: b.dcgm_url for n, b in self.backends.items() if b.dcgm_url}
+        return {n: b.engine.dcgm_url for n, b in self.backends.items()
+                if b.engine is not None and b.engine.dcgm_url}
 
     def pool(self, model: str) -> Pool | None:
         found = self.pools.get(model)

@@ -3,16 +3,26 @@ chat by gateway/translate), its key in `x-api-key`, prompts counted by its count
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pydantic import Field
 
-from gateway.provider_kinds.kind import OptionsSpec, ProviderKind
-from gateway.types import Backend, ProviderOptions
+from gateway.errors import InvalidRequest
+from gateway.provider_kinds.kind import OptionsSpec, ProviderKind, TokenCount, UpstreamLimits
+from gateway.providers.anthropic import (
+    API_KEY_HEADER,
+    AnthropicProvider,
+    anthropic_headers,
+    messages_root,
+)
+from gateway.translate.anthropic import to_messages_request
+from gateway.types import Backend, Endpoint, Payload
+from gateway.types.provider_options import (
+    DEFAULT_ANTHROPIC_VERSION,
+    DEFAULT_MAX_TOKENS,
+    AnthropicOptions,
+)
 
-DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
-# Anthropic requires max_tokens; LiteLLM uses the same default (DEFAULT_ANTHROPIC_CHAT_MAX_TOKENS).
-DEFAULT_MAX_TOKENS = 4096
+# What Anthropic's count_tokens accepts of a Messages request (it refuses max_tokens etc.).
+_COUNT_FIELDS = ("model", "messages", "system", "tools", "tool_choice", "thinking")
 
 
 class AnthropicSpec(OptionsSpec):
@@ -27,39 +37,38 @@ class AnthropicSpec(OptionsSpec):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class AnthropicOptions(ProviderOptions):
-    """The anthropic-version header, and max_tokens when the client sets none."""
-
-    anthropic_version: str = DEFAULT_ANTHROPIC_VERSION
-    default_max_tokens: int = DEFAULT_MAX_TOKENS
-
-
-DEFAULT_ANTHROPIC_OPTIONS = AnthropicOptions()
-
-
-def anthropic_options(backend: Backend) -> AnthropicOptions:
-    """The backend's Anthropic options (the defaults for a Backend built without them)."""
-    options = backend.options
-    return options if isinstance(options, AnthropicOptions) else DEFAULT_ANTHROPIC_OPTIONS
-
-
 def _compile(spec: AnthropicSpec) -> AnthropicOptions:
     return AnthropicOptions(spec.anthropic_version or DEFAULT_ANTHROPIC_VERSION,
                             spec.default_max_tokens or DEFAULT_MAX_TOKENS)
 
 
-def messages_root(base_url: str) -> str:
-    """base_url with or without its /v1 (as the policy's OpenAI URLs have it) → .../v1."""
-    return base_url if base_url.endswith("/v1") else f"{base_url}/v1"
+def _provider(limits: UpstreamLimits) -> AnthropicProvider:
+    return AnthropicProvider(connect_timeout_s=limits.connect_timeout_s,
+                             read_timeout_s=limits.read_timeout_s,
+                             max_connections=limits.max_connections)
 
 
 def count_tokens_url(base_url: str) -> str:
     return f"{messages_root(base_url)}/messages/count_tokens"
 
 
+def count_tokens_body(
+    backend: Backend, endpoint: Endpoint, payload: Payload
+) -> dict[str, object] | None:
+    """The chat request translated as for a completion, less what count_tokens refuses."""
+    if endpoint is not Endpoint.CHAT or not isinstance(payload.get("messages"), list):
+        return None
+    try:
+        translated = to_messages_request(payload, backend, stream=False).body
+    except InvalidRequest:
+        return None  # the completion itself will refuse it, with the reason
+    return {k: translated[k] for k in _COUNT_FIELDS if k in translated}
+
+
 ANTHROPIC = ProviderKind(
-    name="anthropic", telemetry_name="anthropic", options=AnthropicSpec,
-    compile=_compile, api_key_header="x-api-key",
-    count_url=count_tokens_url, count_api="anthropic", responses="never", simulated_api="anthropic",
+    name="anthropic", telemetry_name="anthropic", factory=_provider, options=AnthropicSpec,
+    compile=_compile, api_key_header=API_KEY_HEADER,
+    token_count=TokenCount(url=count_tokens_url, body=count_tokens_body,
+                           headers=anthropic_headers, answer_field="input_tokens"),
+    responses="never", simulated_api="anthropic",
 )

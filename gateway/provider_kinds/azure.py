@@ -3,18 +3,15 @@ API (base_url ending in /openai/v1), its key in `api-key` unless `auth: bearer`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from gateway.provider_kinds.kind import ProviderKind
-from gateway.provider_kinds.openai_family import (
-    OpenAIFamilyOptions,
-    OpenAIFamilySpec,
-    openai_encoding,
-)
-from gateway.types import Backend
+from gateway.provider_kinds.kind import ProviderKind, UpstreamLimits
+from gateway.provider_kinds.openai_family import OpenAIFamilySpec, openai_encoding
+from gateway.providers.azure import API_KEY_HEADER, AzureDialect
+from gateway.providers.openai_compat import OpenAICompatProvider
+from gateway.types.provider_options import AzureOptions
 
 
 class AzureSpec(OpenAIFamilySpec):
@@ -27,23 +24,6 @@ class AzureSpec(OpenAIFamilySpec):
         default=None, pattern=r"^[A-Za-z0-9._-]{1,40}$",
         description="azure: the api-version query parameter (required with deployment)",
     )
-
-
-@dataclass(frozen=True, slots=True)
-class AzureOptions(OpenAIFamilyOptions):
-    """The deployment (None: the v1 API) and the api-version query parameter."""
-
-    deployment: str | None = None
-    api_version: str | None = None
-
-
-DEFAULT_AZURE_OPTIONS = AzureOptions()
-
-
-def azure_options(backend: Backend) -> AzureOptions:
-    """The backend's Azure options (the defaults for a Backend built without them)."""
-    options = backend.options
-    return options if isinstance(options, AzureOptions) else DEFAULT_AZURE_OPTIONS
 
 
 def _compile(spec: AzureSpec) -> AzureOptions:
@@ -60,8 +40,14 @@ def _check(spec: AzureSpec, base_url: str) -> list[tuple[str | None, str]]:
     return []
 
 
+def _provider(limits: UpstreamLimits) -> OpenAICompatProvider:
+    return OpenAICompatProvider(connect_timeout_s=limits.connect_timeout_s,
+                                read_timeout_s=limits.read_timeout_s,
+                                max_connections=limits.max_connections, dialect=AzureDialect())
+
+
 AZURE = ProviderKind(
-    name="azure", telemetry_name="azure.ai.openai", options=AzureSpec,
+    name="azure", telemetry_name="azure.ai.openai", factory=_provider, options=AzureSpec,
     compile=_compile, check=_check, encoding=openai_encoding,
-    api_key_header="api-key", responses="native",
+    api_key_header=API_KEY_HEADER, responses="native",
 )

@@ -1,6 +1,6 @@
-"""What one provider kind declares: its policy keys, how they compile, how its prompts are
-counted, its telemetry name, and (where the declaration is made above the providers layer)
-the factory that builds its Provider."""
+"""What one provider kind registers: its policy keys and how they compile, the factory that
+builds its Provider, how its prompts are counted (estimated, or asked of the upstream), where
+its engine is scraped, and its telemetry name."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gateway.types import NO_OPTIONS, ProviderOptions
+from gateway.types import NO_OPTIONS, Backend, Endpoint, Payload, ProviderOptions
 from gateway.upstream import Provider
 
 
@@ -38,6 +38,22 @@ ProviderFactory = Callable[[UpstreamLimits], Provider]
 ResponsesSupport = Literal["native", "optional", "never"]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenCount:
+    """How an upstream counts a prompt itself (`tokens: {count: tokenize}` in the policy):
+    asked only when the estimate says a prompt does not fit (provider_kinds/engine_tokens.py).
+
+    `url` maps the backend's base_url to the endpoint; `body` builds the request (None: this
+    request cannot be counted there, and the estimate stands); `headers` are the request's
+    (its key included); the answer is a JSON object holding the count under `answer_field`.
+    """
+
+    url: Callable[[str], str]
+    body: Callable[[Backend, Endpoint, Payload], dict[str, object] | None]
+    headers: Callable[[Backend, str], dict[str, str]]
+    answer_field: str
+
+
 def no_options(spec: OptionsSpec) -> ProviderOptions:
     return NO_OPTIONS
 
@@ -52,18 +68,19 @@ def estimated(model: str) -> str | None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderKind:
-    """One provider kind: everything that differs between kinds, in one declaration.
+    """One provider kind: everything that differs between kinds, in one registration.
 
     `check` sees the kind's options with the backend's base_url, for rules that span both;
     it returns (key or None for the backend itself, message). `encoding` maps a model name
     to the OpenAI encoding the upstream counts in exactly, or None: estimated from the o200k
-    count. `count_url` and `metrics_url` map base_url to where the upstream counts a prompt
-    itself (`tokens: {count: tokenize}`) and where its engine's Prometheus metrics are
-    scraped by default; None where the kind has neither.
+    count. `metrics_url` maps base_url to where the kind's engine publishes Prometheus
+    metrics (scraped by default: `Backend.engine.metrics_url`); None where it has no engine
+    of its own to watch.
     """
 
     name: str  # the policy's `provider:` value
     telemetry_name: str  # OpenTelemetry's `gen_ai.provider.name`
+    factory: ProviderFactory  # builds the one Provider that serves every backend of the kind
     options: type[OptionsSpec] = OptionsSpec
     # Any: each kind's compile and check take its own `options` class.
     compile: Callable[[Any], ProviderOptions] = no_options
@@ -72,13 +89,7 @@ class ProviderKind:
     # The API's own key header (Azure's `api-key`, Anthropic's `x-api-key`): keys go there by
     # default and `auth: api_key` is allowed. None: bearer tokens only.
     api_key_header: str | None = None
-    count_url: Callable[[str], str] | None = None
-    # How that count is asked for and read (gateway/providers/engine_tokens.py): "vllm"
-    # (its /tokenize) or "anthropic" (count_tokens).
-    count_api: str | None = None
+    token_count: TokenCount | None = None  # None: the upstream is never asked to count
     metrics_url: Callable[[str], str] | None = None
     responses: ResponsesSupport = "optional"
     simulated_api: str | None = None  # what `gateway sim` plays for it ("vllm", "openai"...)
-    # Kinds declared outside the gateway package carry their factory here; the built-in
-    # kinds' factories are attached by gateway/providers/registry.py (see __init__.py).
-    factory: ProviderFactory | None = None

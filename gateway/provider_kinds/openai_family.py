@@ -5,14 +5,15 @@ URLs, is azure.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
-from gateway.provider_kinds.kind import OptionsSpec, ProviderKind
-from gateway.types import Backend, ProviderOptions
+from gateway.provider_kinds.kind import OptionsSpec, ProviderKind, TokenCount, UpstreamLimits
+from gateway.providers.http_pool import upstream_headers
+from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
+from gateway.types import Backend, Endpoint, Payload
+from gateway.types.provider_options import MaxTokensField, OpenAIOptions, VllmOptions
 
 # OpenAI models by name: the GPT-4o generation onwards use o200k, GPT-4 and GPT-3.5 cl100k.
 _O200K_MODELS = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4",
@@ -31,9 +32,6 @@ def openai_encoding(model: str) -> str:
     return REFERENCE_ENCODING
 
 
-MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
-
-
 class OpenAIFamilySpec(OptionsSpec):
     max_tokens_field: MaxTokensField | None = Field(
         default=None,
@@ -42,38 +40,25 @@ class OpenAIFamilySpec(OptionsSpec):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class OpenAIFamilyOptions(ProviderOptions):
-    """Which max-tokens field the upstream accepts ("auto": by model family)."""
-
-    max_tokens_field: MaxTokensField = "auto"
-
-
-@dataclass(frozen=True, slots=True)
-class VllmOptions(OpenAIFamilyOptions):
-    """vllm and openai_compat backends."""
-
-
-@dataclass(frozen=True, slots=True)
-class OpenAIOptions(OpenAIFamilyOptions):
-    """api.openai.com backends."""
-
-
-DEFAULT_FAMILY_OPTIONS = OpenAIFamilyOptions()
-
-
-def family_options(backend: Backend) -> OpenAIFamilyOptions:
-    """The backend's OpenAI-family options (the defaults for a Backend built without them)."""
-    options = backend.options
-    return options if isinstance(options, OpenAIFamilyOptions) else DEFAULT_FAMILY_OPTIONS
-
-
 def _vllm(spec: OpenAIFamilySpec) -> VllmOptions:
     return VllmOptions(spec.max_tokens_field or "auto")
 
 
 def _openai(spec: OpenAIFamilySpec) -> OpenAIOptions:
     return OpenAIOptions(spec.max_tokens_field or "auto")
+
+
+def openai_compatible(limits: UpstreamLimits) -> OpenAICompatProvider:
+    """vLLM and any other `/v1/chat/completions` server: the body as sent."""
+    return OpenAICompatProvider(connect_timeout_s=limits.connect_timeout_s,
+                                read_timeout_s=limits.read_timeout_s,
+                                max_connections=limits.max_connections)
+
+
+def _openai_provider(limits: UpstreamLimits) -> OpenAICompatProvider:
+    return OpenAICompatProvider(connect_timeout_s=limits.connect_timeout_s,
+                                read_timeout_s=limits.read_timeout_s,
+                                max_connections=limits.max_connections, dialect=OpenAIDialect())
 
 
 def engine_url(base_url: str, path: str) -> str:
@@ -92,17 +77,33 @@ def vllm_tokenize_url(base_url: str) -> str:
     return engine_url(base_url, "tokenize")
 
 
+def tokenize_body(
+    backend: Backend, endpoint: Endpoint, payload: Payload
+) -> dict[str, object] | None:
+    """vLLM's /tokenize request: `messages` (templated as for a chat completion) or `prompt`."""
+    if endpoint is Endpoint.CHAT and isinstance(payload.get("messages"), list):
+        body: dict[str, object] = {"model": backend.model, "messages": payload["messages"],
+                                   "add_generation_prompt": True}
+        if payload.get("tools"):
+            body["tools"] = payload["tools"]
+        return body
+    if endpoint is Endpoint.COMPLETIONS and isinstance(payload.get("prompt"), str):
+        return {"model": backend.model, "prompt": payload["prompt"]}
+    return None  # batches, token ids, embeddings: the estimate stands
+
+
 VLLM = ProviderKind(
-    name="vllm", telemetry_name="vllm", options=OpenAIFamilySpec, compile=_vllm,
-    count_url=vllm_tokenize_url, count_api="vllm", metrics_url=vllm_metrics_url,
-    simulated_api="vllm",
+    name="vllm", telemetry_name="vllm", factory=openai_compatible, options=OpenAIFamilySpec,
+    compile=_vllm, metrics_url=vllm_metrics_url, simulated_api="vllm",
+    token_count=TokenCount(url=vllm_tokenize_url, body=tokenize_body,
+                           headers=upstream_headers, answer_field="count"),
 )
+# The same Provider as vllm (one connection pool per base_url either way): no engine to ask.
 OPENAI_COMPAT = ProviderKind(
-    name="openai_compat", telemetry_name="openai_compat", options=OpenAIFamilySpec,
-    compile=_vllm, simulated_api="vllm",
+    name="openai_compat", telemetry_name="openai_compat", factory=openai_compatible,
+    options=OpenAIFamilySpec, compile=_vllm, simulated_api="vllm",
 )
 OPENAI = ProviderKind(
-    name="openai", telemetry_name="openai", options=OpenAIFamilySpec,
-    compile=_openai, encoding=openai_encoding, responses="native",
-    simulated_api="openai",
+    name="openai", telemetry_name="openai", factory=_openai_provider, options=OpenAIFamilySpec,
+    compile=_openai, encoding=openai_encoding, responses="native", simulated_api="openai",
 )

@@ -1,9 +1,11 @@
-"""The provider kinds a policy may name, in one table: the built-in ones, and any registered.
+"""The provider kinds a policy may name, in one table: the built-in ones, and any registered;
+and `build_providers`, one Provider per kind, for the composition root.
 
 A kind is code, not state: the table is filled at import (the built-in kinds below) or by
 `register` from code that ships a new kind, before any policy naming it is loaded. Looking a
-kind up happens when a policy is validated and compiled and when the composition root builds
-the providers; never per request (what a request needs is compiled into its Backend).
+kind up happens when a policy is validated and compiled, when the composition root builds
+the providers, and when an upstream is asked for a prompt's count; never on every request
+(what a request needs is compiled into its Backend).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from contextlib import contextmanager
 
 from gateway.provider_kinds.anthropic import ANTHROPIC
 from gateway.provider_kinds.azure import AZURE
-from gateway.provider_kinds.kind import ProviderKind
+from gateway.provider_kinds.kind import ProviderFactory, ProviderKind, UpstreamLimits
 from gateway.provider_kinds.openai_family import OPENAI, OPENAI_COMPAT, VLLM
+from gateway.upstream import Provider
 
 
 class ProviderKinds:
@@ -57,6 +60,21 @@ class ProviderKinds:
 
 BUILT_IN_KINDS = (VLLM, OPENAI, OPENAI_COMPAT, AZURE, ANTHROPIC)
 PROVIDER_KINDS = ProviderKinds(BUILT_IN_KINDS)
+
+
+def build_providers(
+    limits: UpstreamLimits, kinds: ProviderKinds = PROVIDER_KINDS
+) -> dict[str, Provider]:
+    """Provider by kind name, for every registered kind. Kinds with the same factory share
+    one Provider (vllm and openai_compat: one connection pool per backend either way); the
+    caller closes each distinct Provider once."""
+    built: dict[ProviderFactory, Provider] = {}
+    providers: dict[str, Provider] = {}
+    for kind in kinds:
+        if kind.factory not in built:
+            built[kind.factory] = kind.factory(limits)
+        providers[kind.name] = built[kind.factory]
+    return providers
 
 
 def listed(names: list[str] | tuple[str, ...], conjunction: str = "and") -> str:

@@ -13,7 +13,6 @@ import time
 import orjson
 
 from gateway.errors import InvalidRequest, UpstreamFailed
-from gateway.provider_kinds.anthropic import ANTHROPIC, anthropic_options, messages_root
 from gateway.providers.anthropic_errors import anthropic_error
 from gateway.providers.event_stream import UpstreamEventStream
 from gateway.providers.http_pool import SessionPool, post_stream, post_whole, upstream_headers
@@ -24,7 +23,10 @@ from gateway.translate.anthropic import (
     to_messages_request,
 )
 from gateway.types import Backend, Endpoint, Payload
+from gateway.types.provider_options import anthropic_options
 from gateway.upstream import DispatchError, UpstreamReply
+
+API_KEY_HEADER = "x-api-key"  # Anthropic's own; `auth: bearer` sends a bearer token
 
 
 class AnthropicProvider:
@@ -80,6 +82,11 @@ class AnthropicProvider:
         await self._pool.aclose()
 
 
+def messages_root(base_url: str) -> str:
+    """base_url with or without its /v1 (as the policy's OpenAI URLs have it) → .../v1."""
+    return base_url if base_url.endswith("/v1") else f"{base_url}/v1"
+
+
 def messages_url(backend: Backend) -> str:
     return f"{messages_root(backend.base_url)}/messages"
 
@@ -104,7 +111,7 @@ def _translate(
 
 def anthropic_headers(backend: Backend, request_id: str,
                       payload: Payload | None = None) -> dict[str, str]:
-    headers = upstream_headers(backend, request_id, api_key_header=ANTHROPIC.api_key_header)
+    headers = upstream_headers(backend, request_id, api_key_header=API_KEY_HEADER)
     headers["anthropic-version"] = anthropic_options(backend).anthropic_version
     beta = payload.get("anthropic_beta") if payload is not None else None
     if isinstance(beta, str) and beta:

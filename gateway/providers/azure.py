@@ -17,12 +17,13 @@ from urllib.parse import quote
 import orjson
 
 from gateway.errors import GatewayError, UpstreamRejected
-from gateway.provider_kinds.azure import AZURE, azure_options
 from gateway.providers.openai_compat import Dialect
 from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Backend, Endpoint, Payload
+from gateway.types.provider_options import azure_options
 
+API_KEY_HEADER = "api-key"  # Azure's own; `auth: bearer` sends an Entra ID token
 # Azure's codes are often the HTTP status as a string ("429"); clients key on OpenAI's.
 _CODE_BY_STATUS = {429: "rate_limit_exceeded", 401: "invalid_api_key", 404: "not_found"}
 
@@ -31,9 +32,8 @@ class AzureDialect(Dialect):
     def url(self, backend: Backend, endpoint: Endpoint) -> str:
         return azure_url(backend, endpoint)
 
-    # `api-key` (the kind's declaration) by default; `auth: bearer` sends a Microsoft Entra
-    # ID token the OpenAI way.
-    api_key_header = AZURE.api_key_header
+    # `api-key` by default; `auth: bearer` sends a Microsoft Entra ID token the OpenAI way.
+    api_key_header = API_KEY_HEADER
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         if endpoint is Endpoint.RESPONSES:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import orjson
 
 from gateway.errors import GatewayError
-from gateway.provider_kinds.openai_family import family_options
 from gateway.providers.event_stream import EventTranslator, UpstreamEventStream
 from gateway.providers.http_pool import (
     SessionPool,
@@ -32,6 +31,7 @@ from gateway.providers.openai_hygiene import (
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.translate.token_counts import token_count
 from gateway.types import Backend, Endpoint, Payload, Usage
+from gateway.types.provider_options import family_options
 from gateway.upstream import UpstreamReply
 
 

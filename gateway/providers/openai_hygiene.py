@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from gateway.provider_kinds.openai_family import family_options
 from gateway.types import Backend, Payload
+from gateway.types.provider_options import family_options
 
 # Families that reject `max_tokens` ("not compatible with o-series models"). Older models
 # accept both fields, so renaming is only needed here.

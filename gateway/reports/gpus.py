@@ -21,12 +21,13 @@ from gateway.policy.loader import PolicySet
 
 def declared_gpus(policy: PolicySet) -> list[DeclaredGpus]:
     """Every backend with a `gpu:` block, priced for the whole deployment."""
-    return [
-        DeclaredGpus(name, round(backend.gpu_hourly_usd * MICRO_PER_USD),
-                     backend.gpu_count or 1)
-        for name, backend in sorted(policy.backends.items())
-        if backend.gpu_hourly_usd is not None
-    ]
+    declared = []
+    for name, backend in sorted(policy.backends.items()):
+        engine = backend.engine
+        if engine is not None and engine.gpu_hourly_usd is not None:
+            declared.append(DeclaredGpus(name, round(engine.gpu_hourly_usd * MICRO_PER_USD),
+                                         engine.gpu_count or 1))
+    return declared
 
 
 async def spans_for(conn: AsyncConnection, declared: Sequence[DeclaredGpus], start: datetime,

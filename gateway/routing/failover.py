@@ -4,7 +4,8 @@ Candidates are tried in the decision's order until one answers; a retryable fail
 429, timeout, refused connection) moves on to the next, a non-retryable one (the request's
 own fault) ends the request. A stream counts as answered once its first event arrived, so
 failing over is only ever done before the client has seen a byte. Each attempt is reported
-to the fleet (its circuit breaker and latency statistics).
+to the fleet (in flight, its circuit breaker and latency statistics) through `FleetAttempt`,
+which shadow judging's calls go through too: a backend's load is everything sent to it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Generic, TypeVar
 
 from gateway.classify.redaction import RedactionMap
@@ -19,6 +21,7 @@ from gateway.policy.capacity import kv_need_tokens
 from gateway.routing.responses_dispatch import cannot_serve, passes_through
 from gateway.routing.seams import Classifier, FleetTracker
 from gateway.routing.trace import NO_ATTEMPTS, Arrival, Attempts
+from gateway.scraper.fleet import Ticket
 from gateway.types import Backend, Endpoint, Payload, Profile, RouteDecision, Zone
 from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
 
@@ -38,6 +41,37 @@ async def whole_reply(provider: Provider, backend: Backend, endpoint: Endpoint,
 async def open_stream(provider: Provider, backend: Backend, endpoint: Endpoint,
                       payload: Payload, request_id: str) -> UpstreamStream:
     return await provider.stream(backend, endpoint, payload, request_id)
+
+
+class FleetAttempt:
+    """One call to one backend, as the fleet accounts for it: in flight (its prompt queued
+    for prefill, its KV claimed) from construction; on leaving the `with` block by an error,
+    failed when the error is a retryable DispatchError (the backend's fault: its circuit
+    breaker counts it), else abandoned (the request's own fault, or nobody waiting any more).
+    Success is the caller's to report, with what it measured: a whole reply at once, a stream
+    when it ends."""
+
+    __slots__ = ("_fleet", "ticket")
+
+    def __init__(self, fleet: FleetTracker, backend: Backend, profile: Profile) -> None:
+        self._fleet = fleet
+        self.ticket = fleet.dispatched(
+            backend.name, profile.prompt_tokens,
+            kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
+            profile.affinity_key,
+        )
+
+    def __enter__(self) -> Ticket:
+        return self.ticket
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if error is None:
+            return
+        if isinstance(error, DispatchError) and error.retryable:
+            self._fleet.failed(self.ticket)
+        else:
+            self._fleet.abandoned(self.ticket)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,26 +124,18 @@ class Failover:
                     if redacted is None:
                         redacted = await self._redact(arrival, profile)
                     payload, mapping = redacted
-                ticket = fleet.dispatched(
-                    backend.name, profile.prompt_tokens,
-                    kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
-                    profile.affinity_key,
-                )
-                attempts = attempts.sent(backend, ticket, mapping is not None)
                 try:
-                    result = await call(arrival.spans.call(self._providers[backend.provider]),
-                                        backend, endpoint, payload, request.request_id)
+                    with FleetAttempt(fleet, backend, profile) as ticket:
+                        attempts = attempts.sent(backend, ticket, mapping is not None)
+                        result = await call(
+                            arrival.spans.call(self._providers[backend.provider]),
+                            backend, endpoint, payload, request.request_id)
                 except DispatchError as exc:
                     if not exc.retryable:
-                        fleet.abandoned(ticket)  # the request's fault, not the backend's
-                        raise
-                    fleet.failed(ticket)
+                        raise  # the request's fault, not the backend's: no other candidate
                     attempts = attempts.failed(f"{backend.name}: {failure_reason(exc)}")
                     last = exc
                     continue
-                except BaseException:
-                    fleet.abandoned(ticket)  # the client left: no verdict on the backend
-                    raise
                 return Delivered(attempts, result, endpoint, mapping)
         except DispatchError as exc:
             raise Undelivered(attempts, exc.error) from None

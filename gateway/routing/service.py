@@ -276,7 +276,7 @@ class RoutingService:
     def _price(self, backend: Backend) -> PricePerMTok | None:
         """What a request on this backend costs: self-hosted at the GPUs' measured effective
         price once there is enough throughput to measure, else the policy's price."""
-        if backend.gpu_hourly_usd is not None:
+        if backend.engine is not None and backend.engine.gpu_hourly_usd is not None:
             state = self._fleet.snapshot().backends.get(backend.name)
             measured = effective_price(backend, state.tokens_per_hour if state else None)
             if measured is not None:

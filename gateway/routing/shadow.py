@@ -9,6 +9,10 @@ the queue. Before each judgement it reads today's shadow spend from the database
 for the gateway, shared by its processes) and stops once `shadow.daily_usd` is spent; a
 judgement in flight may pass the cap by its own cost. A backend the policy would not allow
 for the request (shadow_guard.py) is never sent it: the job is skipped and counted.
+
+Each call is accounted by the fleet as a served attempt is (failover.py's FleetAttempt): in
+flight while it runs, and its success or failure counted by the backend's circuit breaker,
+so routing sees the load shadow judging puts on the strong and judge backends.
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from typing import Protocol
 
 from gateway.audit.outcomes import Judgement
 from gateway.budget.pricing import cost_micro_usd
+from gateway.classify.tokens import count_text
 from gateway.policy.loader import PolicySet
+from gateway.routing.failover import FleetAttempt
+from gateway.routing.seams import FleetTracker
 from gateway.routing.shadow_guard import may_receive
 from gateway.routing.shadow_rubric import (
     VerdictError,
@@ -35,7 +42,7 @@ from gateway.routing.shadow_rubric import (
     strong_first,
 )
 from gateway.routing.trace import Finished
-from gateway.types import Backend, Endpoint, Payload
+from gateway.types import Backend, Endpoint, Payload, Profile
 from gateway.upstream import DispatchError, Provider
 
 log = logging.getLogger("gateway.shadow")
@@ -64,6 +71,7 @@ class ShadowJob:
     sensitive: bool
     redacted: bool
     body: bytes | None  # what the client got (None for a stream)
+    profile: Profile  # the request's: what the fleet counts of a call that resends it
 
 
 @dataclasses.dataclass(slots=True)
@@ -77,10 +85,11 @@ class ShadowStats:
 
 
 class ShadowJudge:
-    def __init__(self, providers: Mapping[str, Provider],
+    def __init__(self, providers: Mapping[str, Provider], fleet: FleetTracker,
                  outcomes: OutcomeSink, *, queue_size: int = QUEUE_SIZE,
                  call_timeout_s: float = CALL_TIMEOUT_S) -> None:
         self._providers = providers
+        self._fleet = fleet
         self._outcomes = outcomes
         self._queue: asyncio.Queue[ShadowJob] = asyncio.Queue(queue_size)
         self._call_timeout_s = call_timeout_s
@@ -105,7 +114,7 @@ class ShadowJudge:
             return  # request ids are random: a fair sample, and the same answer every time
         job = ShadowJob(tenant.tenant_id, request.request_id, policy, request.payload, served,
                         decision.rule, bool(profile.sensitivity or profile.spans),
-                        decision.redact, finished.body)
+                        decision.redact, finished.body, profile)
         try:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
@@ -166,17 +175,19 @@ class ShadowJudge:
         scores: tuple[float, float] | None = None
         try:
             if not served_answer:
-                served_body, spent = await self._ask(job.served, payload, job.request_id)
+                served_body, spent = await self._ask(job.served, payload, job.profile,
+                                                     job.request_id)
                 cost += spent
                 served_answer = answer_text(served_body)
-            strong_body, spent = await self._ask(strong, payload, job.request_id)
+            strong_body, spent = await self._ask(strong, payload, job.profile, job.request_id)
             cost += spent
             strong_answer = answer_text(strong_body)
             flip = strong_first(job.request_id)
             first, second = (strong_answer, served_answer) if flip else (
                 served_answer, strong_answer)
-            verdict_body, spent = await self._ask(
-                judge, judge_payload(question_text(payload), first, second), job.request_id)
+            verdict = judge_payload(question_text(payload), first, second)
+            verdict_body, spent = await self._ask(judge, verdict, verdict_profile(verdict),
+                                                  job.request_id)
             cost += spent
             a, b = parse_verdict(verdict_body)
             scores = (b, a) if flip else (a, b)
@@ -189,9 +200,21 @@ class ShadowJudge:
         if scores is not None:
             self.stats.judged += 1
 
-    async def _ask(self, backend: Backend, payload: Payload, request_id: str,
-                   ) -> tuple[bytes, int]:
-        async with asyncio.timeout(self._call_timeout_s):
-            reply = await self._providers[backend.provider].complete(
-                backend, Endpoint.CHAT, payload, f"shadow-{request_id}")
+    async def _ask(self, backend: Backend, payload: Payload, profile: Profile,
+                   request_id: str) -> tuple[bytes, int]:
+        """One whole reply, accounted by the fleet as a served request's is: `profile`'s
+        prompt in flight on the backend while the call runs, then its verdict."""
+        provider = self._providers[backend.provider]
+        with FleetAttempt(self._fleet, backend, profile) as ticket:
+            async with asyncio.timeout(self._call_timeout_s):
+                reply = await provider.complete(backend, Endpoint.CHAT, payload,
+                                                f"shadow-{request_id}")
+        self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT
         return reply.body, cost_micro_usd(reply.usage, backend.price) if reply.usage else 0
+
+
+def verdict_profile(payload: Payload) -> Profile:
+    """The judge's prompt (rubric and both answers), counted off the request path for the
+    fleet's queue and KV accounting."""
+    texts = [m["content"] for m in payload["messages"] if isinstance(m["content"], str)]
+    return Profile(sum(count_text(t) for t in texts), payload.get("max_tokens"))

@@ -61,12 +61,13 @@ def plan_one(policy: PolicySet, load: ObservedLoad, options: dict[str, Any],
              base: ModelShape | None) -> DeploymentPlan | tuple[str, str] | None:
     """None for a backend the policy pays no GPUs for; (backend, why) when it cannot be sized."""
     backend = policy.backends.get(load.backend)
-    if backend is None or backend.gpu_hourly_usd is None:
+    engine = backend.engine if backend is not None else None
+    if backend is None or engine is None or engine.gpu_hourly_usd is None:
         return None
-    count = backend.gpu_count or 1
+    count = engine.gpu_count or 1
     try:
-        shape = shape_for(options, base, backend.model, backend.kv_bytes_per_token)
-        hw = hardware_for(options, backend.gpu_type, backend.gpu_hourly_usd / count)
+        shape = shape_for(options, base, backend.model, engine.kv_bytes_per_token)
+        hw = hardware_for(options, engine.gpu_type, engine.gpu_hourly_usd / count)
         return plan_deployment(load, shape, hw, options["headroom"], count)
     except SizingError as exc:
         return (load.backend, str(exc))

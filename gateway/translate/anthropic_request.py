@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.provider_kinds.anthropic import anthropic_options
 from gateway.translate.anthropic_content import to_messages, unsupported
 from gateway.types import Backend, Payload
+from gateway.types.provider_options import anthropic_options
 
 ANTHROPIC_MAX_TEMPERATURE = 1.0
 JSON_TOOL_NAME = "json_response"

@@ -1,9 +1,10 @@
 """Frozen value types shared across the gateway's packages: requests, profiles, backends,
 decisions and audit rows here; the fleet's load in fleet.py, budgets and limits in limits.py,
-why a decision set a candidate aside in rejection.py.
+why a decision set a candidate aside in rejection.py, a backend's engine facts in engine.py.
 
-Siblings (classify, policy, budget, providers, audit, scraper) never import each other; what
-they exchange is defined here, so each can be tested with plain values.
+Siblings (classify, policy, budget, audit, scraper...) never import each other; what they
+exchange is defined here, so each can be tested with plain values. The built-in provider
+kinds' compiled options are provider_options.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 # The package's two other families, reached as `gateway.types` like everything here.
+from gateway.types.engine import EngineFacts as EngineFacts
 from gateway.types.fleet import KV_OUTPUT_TOKENS_UNSET as KV_OUTPUT_TOKENS_UNSET
 from gateway.types.fleet import BackendLoad as BackendLoad
 from gateway.types.fleet import BackendState as BackendState
@@ -224,8 +226,8 @@ class PricePerMTok:
 @dataclass(frozen=True, slots=True)
 class ProviderOptions:
     """A backend's provider-specific settings, compiled from the policy. Each provider kind
-    (gateway/provider_kinds) subclasses it with its own frozen fields; together they are the
-    tagged union `Backend.options`, its tag the backend's `provider`."""
+    subclasses it with its own frozen fields (the built-in kinds' in provider_options.py);
+    together they are the tagged union `Backend.options`, its tag the backend's `provider`."""
 
 
 NO_OPTIONS = ProviderOptions()
@@ -253,7 +255,7 @@ class Backend:
     max_connections: int | None = None
     auth: AuthScheme = AuthScheme.BEARER
     # What only this backend's provider kind has (Azure's deployment, Anthropic's version
-    # header...): one of the kinds' option types in gateway/provider_kinds, tagged by
+    # header...): one of the kinds' option types (types/provider_options.py), tagged by
     # `provider`. The base instance means "the kind's defaults" (a Backend built by hand).
     options: ProviderOptions = NO_OPTIONS
     # `gen_ai.provider.name` in traces: the kind's telemetry name, compiled in ("" = provider).
@@ -261,15 +263,8 @@ class Backend:
     # Latency priors until measurements exist (the policy's `latency:` or zone defaults).
     ttft_s: float = 0.2
     tpot_s: float = 0.02
-    # Engine facts for self-hosted backends (None: learned from telemetry, or unknown).
-    metrics_url: str | None = None  # scraped when set
-    kv_bytes_per_token: float | None = None  # from the policy's KV geometry
-    max_num_seqs: int | None = None  # batch slots: more concurrent requests queue
-    prefill_tokens_per_s: float | None = None  # prior until the rate is measured
-    gpu_hourly_usd: float | None = None  # every GPU of the deployment, per hour
-    gpu_count: int | None = None  # GPUs in the deployment (tokens per GPU-hour)
-    gpu_type: str | None = None  # the policy's name for the GPU (capacity planning)
-    dcgm_url: str | None = None  # a DCGM exporter for its GPUs: utilisation, memory used
+    # What is declared of a self-hosted engine behind it (None: nothing; an external API).
+    engine: EngineFacts | None = None
     # How the backend's own tokenizer is counted (policy `tokens:`): exactly in an OpenAI
     # encoding, or (None) estimated as the o200k count times `token_ratio`, a margin included.
     token_encoding: str | None = "o200k_base"

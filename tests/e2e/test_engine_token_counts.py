@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from gateway.app import create_app
 from gateway.policy.loader import parse_policy
-from gateway.providers.engine_tokens import EngineTokenCounter
+from gateway.provider_kinds.engine_tokens import EngineTokenCounter
 from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.policy.loader import PolicyError, parse_policy
-from gateway.provider_kinds.anthropic import AnthropicOptions
-from gateway.provider_kinds.azure import AzureOptions
+from gateway.types.provider_options import AnthropicOptions, AzureOptions
 
 RULES = """\
 rules:

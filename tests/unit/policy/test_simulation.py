@@ -40,7 +40,8 @@ def test_the_policy_knows_the_simulators_engine_defaults() -> None:
 
 def test_a_simulated_engines_batch_slots_are_the_routers() -> None:
     loaded = parse_policy(policy(extra="    simulate: {max_num_seqs: 6}"))
-    assert loaded.backends["engine"].max_num_seqs == 6
+    engine = loaded.backends["engine"].engine
+    assert engine is not None and engine.max_num_seqs == 6
     assert loaded.simulators["engine"].max_num_seqs == 6
     backend_level = parse_policy(policy(extra="    max_num_seqs: 5\n    simulate: {}"))
     assert backend_level.simulators["engine"].max_num_seqs == 5

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from gateway.errors import InvalidRequest
-from gateway.provider_kinds.anthropic import AnthropicOptions
 from gateway.translate.anthropic_request import JSON_TOOL_NAME, to_messages_request
 from gateway.types import Backend
+from gateway.types.provider_options import AnthropicOptions
 
 CLAUDE = Backend("claude", "anthropic", "https://api.anthropic.com/v1", "claude-x", "external",
                  200_000, 4)

@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 import pytest
 
-from gateway.provider_kinds.azure import AzureOptions
 from gateway.providers.azure import AzureStreamNormaliser, azure_error, azure_url
 from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
 from gateway.types import Backend, Endpoint
+from gateway.types.provider_options import AzureOptions
 
 
 def backend(**fields: Any) -> Backend:

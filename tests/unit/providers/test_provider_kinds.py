@@ -10,8 +10,7 @@ import pytest
 from gateway.policy.loader import PolicyError, parse_policy
 from gateway.policy.schema import PolicyFile
 from gateway.provider_kinds.kind import ProviderKind, UpstreamLimits
-from gateway.provider_kinds.registry import PROVIDER_KINDS
-from gateway.providers.registry import build_providers
+from gateway.provider_kinds.registry import PROVIDER_KINDS, build_providers
 from tests.support.toy_provider import TOY, ToyOptions, policy
 
 

@@ -9,6 +9,7 @@ from gateway.audit.outcomes import Judgement
 from gateway.policy.loader import PolicySet, parse_policy
 from gateway.routing.shadow import ShadowJudge
 from gateway.routing.trace import Arrival, Attempts, Finished, Route
+from gateway.scraper.fleet import FleetState
 from gateway.types import (
     Endpoint,
     FleetSnapshot,
@@ -40,7 +41,7 @@ class NoOutcomes:
 
 def judge(sample: str = "1.0", queue_size: int = 2) -> tuple[ShadowJudge, PolicySet]:
     policy = parse_policy(POLICY.replace("SAMPLE", sample))
-    return ShadowJudge({}, NoOutcomes(), queue_size=queue_size), policy
+    return ShadowJudge({}, FleetState(), NoOutcomes(), queue_size=queue_size), policy
 
 
 def offer(shadow: ShadowJudge, policy: PolicySet, served: str, request_id: str = "r1",

@@ -193,7 +193,8 @@ def test_every_gpu_backend_of_the_demo_can_be_sized() -> None:
     from gateway.tools.observed import ObservedLoad
 
     policy = load_policy(demo_policy_path())
-    owned = sorted(n for n, b in policy.backends.items() if b.gpu_hourly_usd is not None)
+    owned = sorted(n for n, b in policy.backends.items()
+                   if b.engine is not None and b.engine.gpu_hourly_usd is not None)
     loads = [ObservedLoad(n, 60, ((1.0, 10),), 0.5, 40.0, 800, 200, 300, 3_000_000)
              for n in owned]
     found = plans(policy, loads, DEFAULTS, None)
