@@ -24,7 +24,7 @@ from gateway.policy.validation import semantic_problems
 from gateway.provider_kinds.openai_family import vllm_metrics_url
 from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.secret_files import SecretFileError, read_secret_file
-from gateway.types import Backend, PricePerMTok, Zone
+from gateway.types import Backend, Endpoint, PricePerMTok, Zone
 
 ROUTER_FILE = "router.json"  # what `gateway router fit --out DIR` writes into DIR
 
@@ -240,7 +240,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         tokenize_url=tokenize_url,
         approved_for=frozenset(spec.approved_for or ()),
         approval=spec.approval,
-        responses_native=responses_api == "native",
+        serves=kind.serves | ({Endpoint.RESPONSES} if responses_api == "native" else set()),
+        takes_reasoning_effort=kind.reasoning_effort(spec.model),
     )
 
 

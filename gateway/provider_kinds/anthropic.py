@@ -1,5 +1,6 @@
-"""The anthropic kind: Claude through Anthropic's Messages API (translated from and to OpenAI
-chat by gateway/translate), its key in `x-api-key`, prompts counted by its count_tokens."""
+"""The anthropic kind: Claude through Anthropic's Messages API (what its provider is sent,
+translated from OpenAI chat by gateway/translate, which its replies are translated back to),
+its key in `x-api-key`, prompts counted by its count_tokens."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from pydantic import Field
 
 from gateway.provider_kinds.kind import OptionsSpec, ProviderKind
-from gateway.types import Backend, ProviderOptions
+from gateway.types import Backend, Endpoint, ProviderOptions
 
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 # Anthropic requires max_tokens; LiteLLM uses the same default (DEFAULT_ANTHROPIC_CHAT_MAX_TOKENS).
@@ -61,5 +62,6 @@ def count_tokens_url(base_url: str) -> str:
 ANTHROPIC = ProviderKind(
     name="anthropic", telemetry_name="anthropic", options=AnthropicSpec,
     compile=_compile, api_key_header="x-api-key",
-    count_url=count_tokens_url, count_api="anthropic", responses="never", simulated_api="anthropic",
+    count_url=count_tokens_url, count_api="anthropic", responses="never",
+    serves=frozenset({Endpoint.MESSAGES}), simulated_api="anthropic",
 )

@@ -13,6 +13,7 @@ from gateway.provider_kinds.openai_family import (
     OpenAIFamilyOptions,
     OpenAIFamilySpec,
     openai_encoding,
+    reasoning_model,
 )
 from gateway.types import Backend
 
@@ -63,5 +64,5 @@ def _check(spec: AzureSpec, base_url: str) -> list[tuple[str | None, str]]:
 AZURE = ProviderKind(
     name="azure", telemetry_name="azure.ai.openai", options=AzureSpec,
     compile=_compile, check=_check, encoding=openai_encoding,
-    api_key_header="api-key", responses="native",
+    api_key_header="api-key", responses="native", reasoning_effort=reasoning_model,
 )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gateway.types import NO_OPTIONS, ProviderOptions
+from gateway.types import NO_OPTIONS, OPENAI_APIS, Endpoint, ProviderOptions
 from gateway.upstream import Provider
 
 
@@ -50,6 +50,10 @@ def estimated(model: str) -> str | None:
     return None
 
 
+def any_model(model: str) -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderKind:
     """One provider kind: everything that differs between kinds, in one declaration.
@@ -57,9 +61,10 @@ class ProviderKind:
     `check` sees the kind's options with the backend's base_url, for rules that span both;
     it returns (key or None for the backend itself, message). `encoding` maps a model name
     to the OpenAI encoding the upstream counts in exactly, or None: estimated from the o200k
-    count. `count_url` and `metrics_url` map base_url to where the upstream counts a prompt
-    itself (`tokens: {count: tokenize}`) and where its engine's Prometheus metrics are
-    scraped by default; None where the kind has neither.
+    count; `reasoning_effort` to whether the model takes OpenAI's `reasoning_effort`.
+    `count_url` and `metrics_url` map base_url to where the upstream counts a prompt itself
+    (`tokens: {count: tokenize}`) and where its engine's Prometheus metrics are scraped by
+    default; None where the kind has neither.
     """
 
     name: str  # the policy's `provider:` value
@@ -78,6 +83,10 @@ class ProviderKind:
     count_api: str | None = None
     metrics_url: Callable[[str], str] | None = None
     responses: ResponsesSupport = "optional"
+    # The wire APIs its Provider is sent requests in (gateway/translate/wire.py translates a
+    # request into one of them); /v1/responses is added where `responses` makes it native.
+    serves: frozenset[Endpoint] = OPENAI_APIS
+    reasoning_effort: Callable[[str], bool] = any_model
     simulated_api: str | None = None  # what `gateway sim` plays for it ("vllm", "openai"...)
     # Kinds declared outside the gateway package carry their factory here; the built-in
     # kinds' factories are attached by gateway/providers/registry.py (see __init__.py).

@@ -5,6 +5,7 @@ URLs, is azure.py."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -19,6 +20,9 @@ _O200K_MODELS = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o
                  "gpt-oss", "codex")
 _CL100K_MODELS = ("gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada")
 REFERENCE_ENCODING = "o200k_base"
+# OpenAI's reasoning models (o-series, gpt-5): they take `reasoning_effort`, and
+# `max_completion_tokens` where they reject `max_tokens` ("not compatible with o-series").
+_REASONING_FAMILY = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
 
 
 def openai_encoding(model: str) -> str:
@@ -29,6 +33,10 @@ def openai_encoding(model: str) -> str:
     if name.startswith(_CL100K_MODELS):
         return "cl100k_base"
     return REFERENCE_ENCODING
+
+
+def reasoning_model(model: str) -> bool:
+    return _REASONING_FAMILY.match(model) is not None
 
 
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
@@ -104,5 +112,5 @@ OPENAI_COMPAT = ProviderKind(
 OPENAI = ProviderKind(
     name="openai", telemetry_name="openai", options=OpenAIFamilySpec,
     compile=_openai, encoding=openai_encoding, responses="native",
-    simulated_api="openai",
+    reasoning_effort=reasoning_model, simulated_api="openai",
 )

@@ -1,7 +1,7 @@
 """Exact prompt counts from the backend's own tokenizer, for backends whose policy asks for
 them (`tokens: {count: tokenize}`): vLLM's `POST /tokenize` at the server root (chat
-template applied), Anthropic's `POST /v1/messages/count_tokens` (the request translated as
-for a completion).
+template applied), Anthropic's `POST /v1/messages/count_tokens` (the request's Messages
+payload, as for a completion). Each is handed the request in the API its backend serves.
 
 Asked only when the estimate says a prompt does not fit the backend's window, so a round
 trip is spent where it can turn a refusal into a route. Any failure (timeout, an engine
@@ -18,11 +18,9 @@ from typing import NamedTuple
 import httpx
 import orjson
 
-from gateway.errors import InvalidRequest
 from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.providers.anthropic import anthropic_headers
 from gateway.providers.http_pool import upstream_headers
-from gateway.translate.anthropic import to_messages_request
 from gateway.types import Backend, Endpoint, Payload
 
 log = logging.getLogger(__name__)
@@ -47,13 +45,9 @@ def vllm_body(backend: Backend, endpoint: Endpoint, payload: Payload) -> dict[st
 def anthropic_body(
     backend: Backend, endpoint: Endpoint, payload: Payload
 ) -> dict[str, object] | None:
-    if endpoint is not Endpoint.CHAT or not isinstance(payload.get("messages"), list):
+    if endpoint is not Endpoint.MESSAGES or not isinstance(payload.get("messages"), list):
         return None
-    try:
-        translated = to_messages_request(payload, backend, stream=False).body
-    except InvalidRequest:
-        return None  # the completion itself will refuse it, with the reason
-    return {k: translated[k] for k in _ANTHROPIC_COUNT_FIELDS if k in translated}
+    return {k: payload[k] for k in _ANTHROPIC_COUNT_FIELDS if k in payload}
 
 
 class _Dialect(NamedTuple):

@@ -4,7 +4,8 @@ Candidates are tried in the decision's order until one answers; a retryable fail
 429, timeout, refused connection) moves on to the next, a non-retryable one (the request's
 own fault) ends the request. A stream counts as answered once its first event arrived, so
 failing over is only ever done before the client has seen a byte. Each attempt is reported
-to the fleet (its circuit breaker and latency statistics).
+to the fleet (its circuit breaker and latency statistics). Each backend is sent the request
+in a wire API it serves, as gateway/translate/wire.py picks it.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Generic, TypeVar
 
 from gateway.classify.redaction import RedactionMap
 from gateway.policy.capacity import kv_need_tokens
-from gateway.routing.responses_dispatch import cannot_serve, passes_through
 from gateway.routing.seams import Classifier, FleetTracker
 from gateway.routing.trace import NO_ATTEMPTS, Arrival, Attempts
+from gateway.translate.wire import choose_api, payload_in
 from gateway.types import Backend, Endpoint, Payload, Profile, RouteDecision, Zone
 from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
 
@@ -42,8 +43,8 @@ async def open_stream(provider: Provider, backend: Backend, endpoint: Endpoint,
 
 @dataclass(frozen=True, slots=True)
 class Delivered(Generic[R]):
-    """A candidate answered: its reply (or open stream), in which API, and the placeholders
-    to restore in it (None: it saw the original request)."""
+    """A candidate answered: its reply (or open stream), the API that speaks, and the
+    placeholders to restore in it (None: it saw the original request)."""
 
     attempts: Attempts
     result: R
@@ -78,18 +79,20 @@ class Failover:
         redacted: tuple[Payload, RedactionMap] | None = None  # computed once, reused
         try:
             for backend in decision.candidates:
-                refusal = cannot_serve(request, decision, backend)
-                if refusal is not None:
-                    last = refusal
+                # Redaction rewrites the routed payload: the client's own body cannot go.
+                redacts = decision.redact and backend.zone != Zone.SELF_HOSTED
+                outbound = choose_api(backend, request.endpoint, request.forms,
+                                      as_sent=not redacts)
+                if isinstance(outbound, DispatchError):
+                    if not outbound.retryable:
+                        raise outbound
+                    last = outbound
                     continue
-                endpoint, payload, mapping = request.endpoint, request.payload, None
-                if passes_through(request, decision, backend):
-                    assert request.responses_payload is not None
-                    endpoint, payload = Endpoint.RESPONSES, request.responses_payload
-                elif decision.redact and backend.zone != Zone.SELF_HOSTED:
+                routed, mapping = request.payload, None
+                if redacts:
                     if redacted is None:
                         redacted = await self._redact(arrival, profile)
-                    payload, mapping = redacted
+                    routed, mapping = redacted
                 ticket = fleet.dispatched(
                     backend.name, profile.prompt_tokens,
                     kv_need_tokens(profile.prompt_tokens, profile.max_output_tokens),
@@ -97,8 +100,10 @@ class Failover:
                 )
                 attempts = attempts.sent(backend, ticket, mapping is not None)
                 try:
+                    payload = payload_in(outbound, backend, request.endpoint, routed,
+                                         request.forms)
                     result = await call(arrival.spans.call(self._providers[backend.provider]),
-                                        backend, endpoint, payload, request.request_id)
+                                        backend, outbound.api, payload, request.request_id)
                 except DispatchError as exc:
                     if not exc.retryable:
                         fleet.abandoned(ticket)  # the request's fault, not the backend's
@@ -110,7 +115,8 @@ class Failover:
                 except BaseException:
                     fleet.abandoned(ticket)  # the client left: no verdict on the backend
                     raise
-                return Delivered(attempts, result, endpoint, mapping)
+                return Delivered(attempts, result, outbound.reply_api(request.endpoint),
+                                 mapping)
         except DispatchError as exc:
             raise Undelivered(attempts, exc.error) from None
         except BaseException as exc:

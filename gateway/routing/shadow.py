@@ -35,7 +35,8 @@ from gateway.routing.shadow_rubric import (
     strong_first,
 )
 from gateway.routing.trace import Finished
-from gateway.types import Backend, Endpoint, Payload
+from gateway.translate.wire import routed_payload
+from gateway.types import Backend, Endpoint, Payload, WireForms
 from gateway.upstream import DispatchError, Provider
 
 log = logging.getLogger("gateway.shadow")
@@ -59,6 +60,7 @@ class ShadowJob:
     request_id: str
     policy: PolicySet  # the one in force when the request finished
     payload: Payload
+    forms: WireForms | None  # what its front door kept out of `payload` (a Claude client's)
     served: Backend
     rule: str | None
     sensitive: bool
@@ -98,15 +100,17 @@ class ShadowJudge:
         if spec is None or served is None or decision is None or not spec.sample:
             return
         strong = policy.backends.get(spec.strong)
-        if (request.endpoint is not Endpoint.CHAT or request.responses_payload is not None
-                or strong is None
+        # Chat answers only: a Responses client's reply may come in its own API.
+        native = request.forms is not None and request.forms.native is not None
+        if (request.endpoint is not Endpoint.CHAT or native or strong is None
                 or served.quality_tier >= strong.quality_tier or served.name == strong.name):
             return
         if zlib.crc32(request.request_id.encode()) >= spec.sample * 2**32:
             return  # request ids are random: a fair sample, and the same answer every time
-        job = ShadowJob(tenant.tenant_id, request.request_id, policy, request.payload, served,
-                        decision.rule, bool(profile.sensitivity or profile.spans),
-                        decision.redact, finished.body)
+        job = ShadowJob(tenant.tenant_id, request.request_id, policy, request.payload,
+                        request.forms, served, decision.rule,
+                        bool(profile.sensitivity or profile.spans), decision.redact,
+                        finished.body)
         try:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
@@ -167,10 +171,11 @@ class ShadowJudge:
         scores: tuple[float, float] | None = None
         try:
             if not served_answer:
-                served_body, spent = await self._ask(job.served, payload, job.request_id)
+                served_body, spent = await self._ask(job.served, payload, job.request_id,
+                                                     job.forms)
                 cost += spent
                 served_answer = answer_text(served_body)
-            strong_body, spent = await self._ask(strong, payload, job.request_id)
+            strong_body, spent = await self._ask(strong, payload, job.request_id, job.forms)
             cost += spent
             strong_answer = answer_text(strong_body)
             flip = strong_first(job.request_id)
@@ -191,8 +196,10 @@ class ShadowJudge:
             self.stats.judged += 1
 
     async def _ask(self, backend: Backend, payload: Payload, request_id: str,
-                   ) -> tuple[bytes, int]:
+                   forms: WireForms | None = None) -> tuple[bytes, int]:
+        """A chat payload's answer from `backend`, in the API it serves (a chat reply)."""
+        api, sent = routed_payload(backend, Endpoint.CHAT, payload, forms)
         async with asyncio.timeout(self._call_timeout_s):
             reply = await self._providers[backend.provider].complete(
-                backend, Endpoint.CHAT, payload, f"shadow-{request_id}")
+                backend, api, sent, f"shadow-{request_id}")
         return reply.body, cost_micro_usd(reply.usage, backend.price) if reply.usage else 0
