@@ -14,6 +14,7 @@ from gateway.policy.loader import PolicySet
 from gateway.tools.audit_plan import DeploymentPlan
 from gateway.tools.fleet_plan import DEFAULTS, plans
 from gateway.tools.observed import observed_loads
+from gateway.tools.sizing import dollars as _usd
 
 
 class CapacityReport:
@@ -31,10 +32,6 @@ async def capacity_section(engine: AsyncEngine, policy: PolicySet, start: dateti
     async with engine.connect() as conn:
         loads = await observed_loads(conn, start, end)
     return render_capacity(plans(policy, loads, DEFAULTS, None))
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.2f}"
 
 
 def render_capacity(found: list[DeploymentPlan | tuple[str, str]]) -> str:
