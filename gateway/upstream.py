@@ -3,8 +3,9 @@ returns (a whole reply, or a stream whose first event has arrived) and what it r
 
 Shared like types.py, so that providers/, routing/ and telemetry/ (which wraps a provider's
 calls in CLIENT spans) depend on it and not on each other. A provider speaks one upstream API
-family, returns OpenAI-shaped results and raises `DispatchError`, which says whether another
-candidate may be tried.
+family: it is sent payloads in the wire APIs its backends serve (`Backend.serves`; the
+endpoint names which), returns OpenAI-shaped results (a Responses payload's in the Responses
+API) and raises `DispatchError`, which says whether another candidate may be tried.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from gateway.components import Components
 from gateway.errors import GatewayError, InvalidRequest, NotFound
 from gateway.tenancy.names import TENANT_NAME_MAX, TENANT_NAME_PATTERN
 from gateway.tenancy.repository import TenantExists
-from gateway.types import Endpoint, TenantContext
+from gateway.types import ROUTED_ENDPOINTS, TenantContext
 
 
 def admin_components(request: Request) -> Components:
@@ -146,10 +146,10 @@ class ExplainIn(BaseModel):
 @router.post("/policy/explain")
 async def explain_route(body: ExplainIn, parts: Admin) -> dict[str, object]:
     """What the running gateway would do with this request, and why (nothing is sent)."""
-    try:
-        endpoint = Endpoint(body.endpoint)
-    except ValueError:
-        raise InvalidRequest(f"unknown endpoint {body.endpoint!r}", param="endpoint") from None
+    # Only what requests are routed as: the others (responses, messages) are only dispatched.
+    endpoint = next((e for e in ROUTED_ENDPOINTS if e.value == body.endpoint), None)
+    if endpoint is None:
+        raise InvalidRequest(f"unknown endpoint {body.endpoint!r}", param="endpoint")
     try:
         raw = orjson.dumps(body.request)
     except TypeError:  # e.g. an integer wider than 64 bits: no client could send it on

@@ -32,6 +32,7 @@ from gateway.translate.anthropic import (
     AnthropicEventEncoder,
     error_body,
     message_id,
+    split_extensions,
     to_anthropic_message,
     to_chat_payload,
 )
@@ -77,8 +78,10 @@ async def _parse(
     body = load_json(raw)
     if counting and isinstance(body, dict):
         body = {**body, "max_tokens": 1}  # count_tokens takes no max_tokens
-    payload = to_chat_payload(body, request.headers.get("anthropic-beta"))
-    check_writable(raw, payload)  # as translated: that is what is written to a backend
+    extended = to_chat_payload(body, request.headers.get("anthropic-beta"))
+    check_writable(raw, extended)  # as translated: that is what is written to a backend
+    # Routed without what only a translation reads (thinking, the beta header): kept aside.
+    payload, forms = split_extensions(extended)
     tags = request.headers.get("x-gateway-tags")
     route_request = RouteRequest(
         request_id=request_id,
@@ -91,6 +94,7 @@ async def _parse(
         max_output_tokens=None if counting else payload["max_tokens"],
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
         session_id=(request.headers.get("x-session-id") or "")[:256] or None,
+        forms=forms,
     )
     return parts, tenant, route_request
 

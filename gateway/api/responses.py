@@ -55,7 +55,7 @@ from gateway.translate.responses import (
     to_chat_payload,
     to_response,
 )
-from gateway.types import Endpoint, EntryPoint, RouteRequest, TenantContext
+from gateway.types import Endpoint, EntryPoint, RouteRequest, TenantContext, WireForms
 
 log = logging.getLogger("gateway.api")
 router = APIRouter()
@@ -113,8 +113,10 @@ async def create_response(request: Request) -> Response:
         max_output_tokens=payload.get("max_tokens"),
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
         session_id=(request.headers.get("x-session-id") or "")[:256] or None,
-        responses_payload=native_payload(parsed, history),
-        responses_only=(only.param or "input", only.message) if only is not None else None,
+        forms=WireForms(
+            native=(Endpoint.RESPONSES, native_payload(parsed, history)),
+            untranslatable=(only.param or "input", only.message) if only is not None else None,
+        ),
     )
     context = [*history, *parsed.input_items]
     response_id = new_id("resp")

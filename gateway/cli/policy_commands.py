@@ -12,7 +12,7 @@ import click
 import orjson
 
 from gateway.cli.time_range import period, since_option, until_option
-from gateway.types import Endpoint  # light: the endpoints the explain option offers
+from gateway.types import ROUTED_ENDPOINTS, Endpoint  # light: the explain option needs them
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -69,7 +69,7 @@ def schema(output: Path | None) -> None:
 @click.option("--request", "request_path", required=True, type=click.Path(path_type=Path),
               help="a request body as JSON (e.g. a chat completion with model and messages); "
               "- reads it from stdin")
-@click.option("--endpoint", type=click.Choice([e.value for e in Endpoint]),
+@click.option("--endpoint", type=click.Choice([e.value for e in ROUTED_ENDPOINTS]),
               default=Endpoint.CHAT.value, show_default=True)
 @click.option("--tags", default=None, help="comma-separated, as in x-gateway-tags")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")

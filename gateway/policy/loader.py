@@ -25,7 +25,7 @@ from gateway.provider_kinds.kind import ProviderKind
 from gateway.provider_kinds.openai_family import vllm_metrics_url
 from gateway.provider_kinds.registry import PROVIDER_KINDS
 from gateway.secret_files import SecretFileError, read_secret_file
-from gateway.types import AuthScheme, Backend, EngineFacts, PricePerMTok, Zone
+from gateway.types import AuthScheme, Backend, Endpoint, EngineFacts, PricePerMTok, Zone
 
 ROUTER_FILE = "router.json"  # what `gateway router fit --out DIR` writes into DIR
 
@@ -259,7 +259,8 @@ def _compile_backend(spec: BackendSpec, key_from_file: str | None = None) -> Bac
         tokenize_url=tokenize_url,
         approved_for=frozenset(spec.approved_for or ()),
         approval=spec.approval,
-        responses_native=responses_api == "native",
+        serves=kind.serves | ({Endpoint.RESPONSES} if responses_api == "native" else set()),
+        takes_reasoning_effort=kind.reasoning_effort(spec.model),
     )
 
 

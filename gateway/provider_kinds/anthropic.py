@@ -1,11 +1,11 @@
-"""The anthropic kind: Claude through Anthropic's Messages API (translated from and to OpenAI
-chat by gateway/translate), its key in `x-api-key`, prompts counted by its count_tokens."""
+"""The anthropic kind: Claude through Anthropic's Messages API (what its provider is sent,
+translated from OpenAI chat by gateway/translate, which its replies are translated back to),
+its key in `x-api-key`, prompts counted by its count_tokens."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from gateway.errors import InvalidRequest
 from gateway.provider_kinds.kind import OptionsSpec, ProviderKind, TokenCount, UpstreamLimits
 from gateway.providers.anthropic import (
     API_KEY_HEADER,
@@ -13,7 +13,6 @@ from gateway.providers.anthropic import (
     anthropic_headers,
     messages_root,
 )
-from gateway.translate.anthropic import to_messages_request
 from gateway.types import Backend, Endpoint, Payload
 from gateway.types.provider_options import (
     DEFAULT_ANTHROPIC_VERSION,
@@ -55,14 +54,11 @@ def count_tokens_url(base_url: str) -> str:
 def count_tokens_body(
     backend: Backend, endpoint: Endpoint, payload: Payload
 ) -> dict[str, object] | None:
-    """The chat request translated as for a completion, less what count_tokens refuses."""
-    if endpoint is not Endpoint.CHAT or not isinstance(payload.get("messages"), list):
+    """The request's Messages payload (what the backend serves, as for a completion), less
+    what count_tokens refuses."""
+    if endpoint is not Endpoint.MESSAGES or not isinstance(payload.get("messages"), list):
         return None
-    try:
-        translated = to_messages_request(payload, backend, stream=False).body
-    except InvalidRequest:
-        return None  # the completion itself will refuse it, with the reason
-    return {k: translated[k] for k in _COUNT_FIELDS if k in translated}
+    return {k: payload[k] for k in _COUNT_FIELDS if k in payload}
 
 
 ANTHROPIC = ProviderKind(
@@ -70,5 +66,5 @@ ANTHROPIC = ProviderKind(
     compile=_compile, api_key_header=API_KEY_HEADER,
     token_count=TokenCount(url=count_tokens_url, body=count_tokens_body,
                            headers=anthropic_headers, answer_field="input_tokens"),
-    responses="never", simulated_api="anthropic",
+    responses="never", serves=frozenset({Endpoint.MESSAGES}), simulated_api="anthropic",
 )

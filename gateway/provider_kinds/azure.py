@@ -8,7 +8,11 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from gateway.provider_kinds.kind import ProviderKind, UpstreamLimits
-from gateway.provider_kinds.openai_family import OpenAIFamilySpec, openai_encoding
+from gateway.provider_kinds.openai_family import (
+    OpenAIFamilySpec,
+    openai_encoding,
+    reasoning_model,
+)
 from gateway.providers.azure import API_KEY_HEADER, AzureDialect
 from gateway.providers.openai_compat import OpenAICompatProvider
 from gateway.types.provider_options import AzureOptions
@@ -49,5 +53,5 @@ def _provider(limits: UpstreamLimits) -> OpenAICompatProvider:
 AZURE = ProviderKind(
     name="azure", telemetry_name="azure.ai.openai", factory=_provider, options=AzureSpec,
     compile=_compile, check=_check, encoding=openai_encoding,
-    api_key_header=API_KEY_HEADER, responses="native",
+    api_key_header=API_KEY_HEADER, responses="native", reasoning_effort=reasoning_model,
 )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gateway.types import NO_OPTIONS, Backend, Endpoint, Payload, ProviderOptions
+from gateway.types import NO_OPTIONS, OPENAI_APIS, Backend, Endpoint, Payload, ProviderOptions
 from gateway.upstream import Provider
 
 
@@ -66,6 +66,10 @@ def estimated(model: str) -> str | None:
     return None
 
 
+def any_model(model: str) -> bool:
+    return True
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderKind:
     """One provider kind: everything that differs between kinds, in one registration.
@@ -73,9 +77,10 @@ class ProviderKind:
     `check` sees the kind's options with the backend's base_url, for rules that span both;
     it returns (key or None for the backend itself, message). `encoding` maps a model name
     to the OpenAI encoding the upstream counts in exactly, or None: estimated from the o200k
-    count. `metrics_url` maps base_url to where the kind's engine publishes Prometheus
-    metrics (scraped by default: `Backend.engine.metrics_url`); None where it has no engine
-    of its own to watch.
+    count; `reasoning_effort` to whether the model takes OpenAI's `reasoning_effort`.
+    `metrics_url` maps base_url to where the kind's engine publishes Prometheus metrics
+    (scraped by default: `Backend.engine.metrics_url`); None where it has no engine of its
+    own to watch.
     """
 
     name: str  # the policy's `provider:` value
@@ -92,4 +97,8 @@ class ProviderKind:
     token_count: TokenCount | None = None  # None: the upstream is never asked to count
     metrics_url: Callable[[str], str] | None = None
     responses: ResponsesSupport = "optional"
+    # The wire APIs its Provider is sent requests in (gateway/translate/wire.py translates a
+    # request into one of them); /v1/responses is added where `responses` makes it native.
+    serves: frozenset[Endpoint] = OPENAI_APIS
+    reasoning_effort: Callable[[str], bool] = any_model
     simulated_api: str | None = None  # what `gateway sim` plays for it ("vllm", "openai"...)

@@ -13,7 +13,12 @@ from gateway.provider_kinds.kind import OptionsSpec, ProviderKind, TokenCount, U
 from gateway.providers.http_pool import upstream_headers
 from gateway.providers.openai_compat import OpenAICompatProvider, OpenAIDialect
 from gateway.types import Backend, Endpoint, Payload
-from gateway.types.provider_options import MaxTokensField, OpenAIOptions, VllmOptions
+from gateway.types.provider_options import (
+    MaxTokensField,
+    OpenAIOptions,
+    VllmOptions,
+    reasoning_model,
+)
 
 # OpenAI models by name: the GPT-4o generation onwards use o200k, GPT-4 and GPT-3.5 cl100k.
 _O200K_MODELS = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4",
@@ -105,5 +110,6 @@ OPENAI_COMPAT = ProviderKind(
 )
 OPENAI = ProviderKind(
     name="openai", telemetry_name="openai", factory=_openai_provider, options=OpenAIFamilySpec,
-    compile=_openai, encoding=openai_encoding, responses="native", simulated_api="openai",
+    compile=_openai, encoding=openai_encoding, responses="native",
+    reasoning_effort=reasoning_model, simulated_api="openai",
 )

@@ -1,6 +1,7 @@
-"""Anthropic Messages upstream: the Provider over aiohttp, translating with gateway/translate
-(request, reply and usage, stream events; shared with the front door) and
-anthropic_errors.py (error bodies).
+"""Anthropic Messages upstream: the Provider over aiohttp. It is sent Messages payloads
+(gateway/translate/wire.py translates a request into one) and answers in OpenAI chat,
+translating replies and stream events with gateway/translate (shared with the front door)
+and error bodies with anthropic_errors.py.
 
 `base_url` may end in `/v1` (as the policy's OpenAI URLs do) or not; either way requests go
 to `.../v1/messages` with `x-api-key` (or a bearer token) and `anthropic-version`.
@@ -18,9 +19,9 @@ from gateway.providers.event_stream import UpstreamEventStream
 from gateway.providers.http_pool import SessionPool, post_stream, post_whole, upstream_headers
 from gateway.translate.anthropic import (
     AnthropicStreamTranslator,
-    MessagesRequest,
+    JsonMode,
+    split_messages_payload,
     to_chat_completion,
-    to_messages_request,
 )
 from gateway.types import Backend, Endpoint, Payload
 from gateway.types.provider_options import anthropic_options
@@ -46,10 +47,10 @@ class AnthropicProvider:
     async def complete(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamReply:
-        request = _translate(backend, endpoint, payload, stream=False)
+        request, json_mode, beta = _outgoing(backend, endpoint, payload, stream=False)
         body, _ = await post_whole(
             self._pool.session(backend), backend, messages_url(backend),
-            orjson.dumps(request.body), anthropic_headers(backend, request_id, payload),
+            orjson.dumps(request), anthropic_headers(backend, request_id, beta),
             lambda status, error: anthropic_error(status, error, backend.name),
         )
         try:
@@ -61,19 +62,19 @@ class AnthropicProvider:
                 UpstreamFailed(f"backend {backend.name} sent a reply that is not a message"),
                 retryable=True,
             )
-        reply, usage = to_chat_completion(message, request.json_mode, int(time.time()))
+        reply, usage = to_chat_completion(message, json_mode, int(time.time()))
         return UpstreamReply(body=reply, usage=usage)
 
     async def stream(
         self, backend: Backend, endpoint: Endpoint, payload: Payload, request_id: str
     ) -> UpstreamEventStream:
-        request = _translate(backend, endpoint, payload, stream=True)
+        request, json_mode, beta = _outgoing(backend, endpoint, payload, stream=True)
         resp = await post_stream(
             self._pool.session(backend), backend, messages_url(backend),
-            orjson.dumps(request.body), anthropic_headers(backend, request_id, payload),
+            orjson.dumps(request), anthropic_headers(backend, request_id, beta),
             lambda status, error: anthropic_error(status, error, backend.name),
         )
-        translator = AnthropicStreamTranslator(request.json_mode, int(time.time()), backend.name)
+        translator = AnthropicStreamTranslator(json_mode, int(time.time()), backend.name)
         stream = UpstreamEventStream(resp, backend, translator)
         await stream.start()
         return stream
@@ -91,29 +92,27 @@ def messages_url(backend: Backend) -> str:
     return f"{messages_root(backend.base_url)}/messages"
 
 
-def _translate(
-    backend: Backend, endpoint: Endpoint, payload: Payload, *, stream: bool
-) -> MessagesRequest:
-    if endpoint is not Endpoint.CHAT:
+def _outgoing(backend: Backend, endpoint: Endpoint, payload: Payload, *,
+              stream: bool) -> tuple[Payload, JsonMode | None, str | None]:
+    """The body to send (a copy), how to read its reply, and its anthropic-beta header."""
+    if endpoint is not Endpoint.MESSAGES:  # wire.py never sends it another API
         raise DispatchError(
             InvalidRequest(
-                f"backend {backend.name} (anthropic) serves chat completions only, "
+                f"backend {backend.name} (anthropic) is sent Messages requests only, "
                 f"not /v1/{endpoint.value}", code="unsupported_endpoint",
             ),
             retryable=False,
         )
-    try:
-        return to_messages_request(payload, backend, stream=stream)
-    except InvalidRequest as exc:
-        # The client's request, not the backend, is the problem: no failover, a clear 400.
-        raise DispatchError(exc, retryable=False) from exc
+    body, json_mode, beta = split_messages_payload(payload)
+    if stream:
+        body["stream"] = True
+    return body, json_mode, beta
 
 
 def anthropic_headers(backend: Backend, request_id: str,
-                      payload: Payload | None = None) -> dict[str, str]:
+                      beta: str | None = None) -> dict[str, str]:
     headers = upstream_headers(backend, request_id, api_key_header=API_KEY_HEADER)
     headers["anthropic-version"] = anthropic_options(backend).anthropic_version
-    beta = payload.get("anthropic_beta") if payload is not None else None
-    if isinstance(beta, str) and beta:
+    if beta:
         headers["anthropic-beta"] = beta  # a Claude client's beta features, checked at the door
     return headers

@@ -18,7 +18,7 @@ import orjson
 
 from gateway.errors import GatewayError, UpstreamRejected
 from gateway.providers.openai_compat import Dialect
-from gateway.providers.openai_hygiene import clean_for_openai, uses_max_completion_tokens
+from gateway.providers.openai_hygiene import clean_for_openai
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.types import Backend, Endpoint, Payload
 from gateway.types.provider_options import azure_options
@@ -43,9 +43,6 @@ class AzureDialect(Dialect):
                 body["model"] = deployment
             return
         clean_for_openai(body, backend)
-
-    def reasons(self, backend: Backend) -> bool:
-        return uses_max_completion_tokens(backend.model)
 
     def translator(self, backend: Backend) -> AzureStreamNormaliser:
         return AzureStreamNormaliser()

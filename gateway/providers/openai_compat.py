@@ -22,12 +22,7 @@ from gateway.providers.http_pool import (
     post_whole,
     upstream_headers,
 )
-from gateway.providers.openai_hygiene import (
-    adapt_anthropic_fields,
-    clean_for_openai,
-    rename_max_tokens,
-    uses_max_completion_tokens,
-)
+from gateway.providers.openai_hygiene import clean_for_openai, rename_max_tokens
 from gateway.providers.upstream_errors import normalise_upstream_error
 from gateway.translate.token_counts import token_count
 from gateway.types import Backend, Endpoint, Payload, Usage
@@ -57,19 +52,12 @@ class Dialect:
     def translator(self, backend: Backend) -> EventTranslator | None:
         return None
 
-    def reasons(self, backend: Backend) -> bool:
-        """Whether `reasoning_effort` may be sent: vLLM takes it for any model."""
-        return True
-
     def error(self, status: int, body: bytes, backend: Backend) -> tuple[GatewayError, bool]:
         return normalise_upstream_error(status, body, backend.name)
 
 
 class OpenAIDialect(Dialect):
     """api.openai.com: the same wire format, stricter about the body (openai_hygiene.py)."""
-
-    def reasons(self, backend: Backend) -> bool:
-        return uses_max_completion_tokens(backend.model)  # only reasoning models take it
 
     def prepare(self, backend: Backend, endpoint: Endpoint, body: Payload) -> None:
         if endpoint is not Endpoint.RESPONSES:  # its own field names: nothing to fix
@@ -96,8 +84,6 @@ class OpenAICompatProvider:
               stream: bool) -> bytes:
         body = dict(payload)
         body["model"] = backend.model
-        if "thinking" in body or "anthropic_beta" in body:
-            adapt_anthropic_fields(body, reasons=self._dialect.reasons(backend))
         if stream and endpoint is not Endpoint.RESPONSES:  # response.completed has usage
             # Ask for usage even when the client did not: it is how cost gets settled. The
             # relay drops the extra usage chunk for clients that did not ask.

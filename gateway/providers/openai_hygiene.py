@@ -8,14 +8,9 @@ when 'store' is enabled") and `max_tokens` on reasoning models (o-series, gpt-5)
 
 from __future__ import annotations
 
-import re
-
 from gateway.types import Backend, Payload
-from gateway.types.provider_options import family_options
+from gateway.types.provider_options import family_options, reasoning_model
 
-# Families that reject `max_tokens` ("not compatible with o-series models"). Older models
-# accept both fields, so renaming is only needed here.
-_COMPLETION_TOKENS_FAMILY = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
 MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
 
 
@@ -40,38 +35,10 @@ def drop_cache_control(body: Payload) -> None:
         body["messages"] = copied
 
 
-def adapt_anthropic_fields(body: Payload, *, reasons: bool) -> None:
-    """What a Claude client sent through the Messages front door, for an OpenAI-family
-    backend: `anthropic_beta` is dropped, extended `thinking` becomes `reasoning_effort`
-    where the model takes it (`reasons`), and earlier turns' signed thinking blocks, which
-    only Anthropic can read, are left out."""
-    body.pop("anthropic_beta", None)
-    thinking = body.pop("thinking", None)
-    if not isinstance(thinking, dict):
-        return
-    if reasons and "reasoning_effort" not in body:
-        body["reasoning_effort"] = reasoning_effort(thinking)
-    messages = body.get("messages")
-    if isinstance(messages, list) and any(
-        isinstance(m, dict) and "thinking_blocks" in m for m in messages
-    ):
-        body["messages"] = [
-            {k: v for k, v in m.items() if k != "thinking_blocks"} if isinstance(m, dict) else m
-            for m in messages
-        ]
-
-
-def reasoning_effort(thinking: dict[str, object]) -> str:
-    """An Anthropic thinking budget as OpenAI's effort (the inverse of the Anthropic
-    adapter's effort → budget table); `adaptive` leaves the depth to the model: medium."""
-    budget = thinking.get("budget_tokens")
-    if not isinstance(budget, int):
-        return "medium"
-    return "low" if budget <= 1024 else "medium" if budget <= 2048 else "high"
-
-
 def uses_max_completion_tokens(model: str) -> bool:
-    return _COMPLETION_TOKENS_FAMILY.match(model) is not None
+    """The reasoning models reject `max_tokens` ("not compatible with o-series models");
+    older models accept both fields, so renaming is only needed for these."""
+    return reasoning_model(model)
 
 
 def rename_max_tokens(body: Payload, field: str) -> None:

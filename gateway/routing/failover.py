@@ -5,7 +5,8 @@ Candidates are tried in the decision's order until one answers; a retryable fail
 own fault) ends the request. A stream counts as answered once its first event arrived, so
 failing over is only ever done before the client has seen a byte. Each attempt is reported
 to the fleet (in flight, its circuit breaker and latency statistics) through `FleetAttempt`,
-which shadow judging's calls go through too: a backend's load is everything sent to it.
+which shadow judging's calls go through too: a backend's load is everything sent to it. Each
+backend is sent the request in a wire API it serves, as gateway/translate/wire.py picks it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from typing import Generic, TypeVar
 
 from gateway.classify.redaction import RedactionMap
 from gateway.policy.capacity import kv_need_tokens
-from gateway.routing.responses_dispatch import cannot_serve, passes_through
 from gateway.routing.seams import Classifier, FleetTracker
 from gateway.routing.trace import NO_ATTEMPTS, Arrival, Attempts
 from gateway.scraper.fleet import Ticket
+from gateway.translate.wire import choose_api, payload_in
 from gateway.types import Backend, Endpoint, Payload, Profile, RouteDecision, Zone
 from gateway.upstream import DispatchError, Provider, UpstreamReply, UpstreamStream
 
@@ -76,8 +77,8 @@ class FleetAttempt:
 
 @dataclass(frozen=True, slots=True)
 class Delivered(Generic[R]):
-    """A candidate answered: its reply (or open stream), in which API, and the placeholders
-    to restore in it (None: it saw the original request)."""
+    """A candidate answered: its reply (or open stream), the API that speaks, and the
+    placeholders to restore in it (None: it saw the original request)."""
 
     attempts: Attempts
     result: R
@@ -112,31 +113,36 @@ class Failover:
         redacted: tuple[Payload, RedactionMap] | None = None  # computed once, reused
         try:
             for backend in decision.candidates:
-                refusal = cannot_serve(request, decision, backend)
-                if refusal is not None:
-                    last = refusal
+                # Redaction rewrites the routed payload: the client's own body cannot go.
+                redacts = decision.redact and backend.zone != Zone.SELF_HOSTED
+                outbound = choose_api(backend, request.endpoint, request.forms,
+                                      as_sent=not redacts)
+                if isinstance(outbound, DispatchError):
+                    if not outbound.retryable:
+                        raise outbound
+                    last = outbound
                     continue
-                endpoint, payload, mapping = request.endpoint, request.payload, None
-                if passes_through(request, decision, backend):
-                    assert request.responses_payload is not None
-                    endpoint, payload = Endpoint.RESPONSES, request.responses_payload
-                elif decision.redact and backend.zone != Zone.SELF_HOSTED:
+                routed, mapping = request.payload, None
+                if redacts:
                     if redacted is None:
                         redacted = await self._redact(arrival, profile)
-                    payload, mapping = redacted
+                    routed, mapping = redacted
                 try:
                     with FleetAttempt(fleet, backend, profile) as ticket:
                         attempts = attempts.sent(backend, ticket, mapping is not None)
+                        payload = payload_in(outbound, backend, request.endpoint, routed,
+                                             request.forms)
                         result = await call(
                             arrival.spans.call(self._providers[backend.provider]),
-                            backend, endpoint, payload, request.request_id)
+                            backend, outbound.api, payload, request.request_id)
                 except DispatchError as exc:
                     if not exc.retryable:
                         raise  # the request's fault, not the backend's: no other candidate
                     attempts = attempts.failed(f"{backend.name}: {failure_reason(exc)}")
                     last = exc
                     continue
-                return Delivered(attempts, result, endpoint, mapping)
+                return Delivered(attempts, result, outbound.reply_api(request.endpoint),
+                                 mapping)
         except DispatchError as exc:
             raise Undelivered(attempts, exc.error) from None
         except BaseException as exc:

@@ -61,7 +61,9 @@ class Completed:
     body: bytes
     content_type: str
     headers: dict[str, str]
-    endpoint: Endpoint = Endpoint.CHAT  # the API the body speaks (RESPONSES: passed through)
+    # The API the body speaks: the routed one, or the client's own where its body went as
+    # sent (RESPONSES: passed through).
+    endpoint: Endpoint = Endpoint.CHAT
 
 
 @dataclass(slots=True)

@@ -42,7 +42,8 @@ from gateway.routing.shadow_rubric import (
     strong_first,
 )
 from gateway.routing.trace import Finished
-from gateway.types import Backend, Endpoint, Payload, Profile
+from gateway.translate.wire import routed_payload
+from gateway.types import Backend, Endpoint, Payload, Profile, WireForms
 from gateway.upstream import DispatchError, Provider
 
 log = logging.getLogger("gateway.shadow")
@@ -72,6 +73,7 @@ class ShadowJob:
     redacted: bool
     body: bytes | None  # what the client got (None for a stream)
     profile: Profile  # the request's: what the fleet counts of a call that resends it
+    forms: WireForms | None = None  # what its front door kept out of `payload` (a Claude's)
 
 
 @dataclasses.dataclass(slots=True)
@@ -107,14 +109,16 @@ class ShadowJudge:
         if spec is None or served is None or decision is None or not spec.sample:
             return
         strong = spec.strong
-        if (request.endpoint is not Endpoint.CHAT or request.responses_payload is not None
+        # Chat answers only: a Responses client's reply may come in its own API.
+        native = request.forms is not None and request.forms.native is not None
+        if (request.endpoint is not Endpoint.CHAT or native
                 or served.quality_tier >= strong.quality_tier or served.name == strong.name):
             return
         if zlib.crc32(request.request_id.encode()) >= spec.sample * 2**32:
             return  # request ids are random: a fair sample, and the same answer every time
         job = ShadowJob(tenant.tenant_id, request.request_id, policy, request.payload, served,
                         decision.rule, bool(profile.sensitivity or profile.spans),
-                        decision.redact, finished.body, profile)
+                        decision.redact, finished.body, profile, request.forms)
         try:
             self._queue.put_nowait(job)
         except asyncio.QueueFull:
@@ -176,10 +180,11 @@ class ShadowJudge:
         try:
             if not served_answer:
                 served_body, spent = await self._ask(job.served, payload, job.profile,
-                                                     job.request_id)
+                                                     job.request_id, job.forms)
                 cost += spent
                 served_answer = answer_text(served_body)
-            strong_body, spent = await self._ask(strong, payload, job.profile, job.request_id)
+            strong_body, spent = await self._ask(strong, payload, job.profile, job.request_id,
+                                                 job.forms)
             cost += spent
             strong_answer = answer_text(strong_body)
             flip = strong_first(job.request_id)
@@ -201,14 +206,15 @@ class ShadowJudge:
             self.stats.judged += 1
 
     async def _ask(self, backend: Backend, payload: Payload, profile: Profile,
-                   request_id: str) -> tuple[bytes, int]:
-        """One whole reply, accounted by the fleet as a served request's is: `profile`'s
-        prompt in flight on the backend while the call runs, then its verdict."""
+                   request_id: str, forms: WireForms | None = None) -> tuple[bytes, int]:
+        """A chat payload's whole answer from `backend`, in the API it serves (a chat
+        reply), accounted by the fleet as a served request's is: `profile`'s prompt in flight
+        on the backend while the call runs, then its verdict."""
+        api, sent = routed_payload(backend, Endpoint.CHAT, payload, forms)
         provider = self._providers[backend.provider]
         with FleetAttempt(self._fleet, backend, profile) as ticket:
             async with asyncio.timeout(self._call_timeout_s):
-                reply = await provider.complete(backend, Endpoint.CHAT, payload,
-                                                f"shadow-{request_id}")
+                reply = await provider.complete(backend, api, sent, f"shadow-{request_id}")
         self._fleet.succeeded(ticket, None, None)  # a whole reply has no TTFT
         return reply.body, cost_micro_usd(reply.usage, backend.price) if reply.usage else 0
 

@@ -11,14 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.translate.anthropic_content import to_messages, unsupported
+from gateway.translate.anthropic_vocabulary import THINKING_BUDGETS
 from gateway.types import Backend, Payload
 from gateway.types.provider_options import anthropic_options
 
 ANTHROPIC_MAX_TEMPERATURE = 1.0
 JSON_TOOL_NAME = "json_response"
-# reasoning_effort → extended-thinking budget (Anthropic's minimum is 1024).
-THINKING_BUDGETS = {"low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 16384}
-MIN_THINKING_BUDGET = 1024
+MIN_THINKING_BUDGET = 1024  # Anthropic's
+# Keys of a Messages payload (what the Anthropic provider is sent) that are not body fields:
+# the provider takes them out. The client's anthropic-beta header goes as that header, and
+# the JSON mode the request was translated with is how its reply is read back.
+BETA_KEY = "anthropic_beta"
+JSON_MODE_KEY = "json_mode"
 
 # OpenAI fields with no Anthropic equivalent that only tune sampling or bookkeeping: dropped.
 DROPPED = frozenset({
@@ -32,9 +36,9 @@ HANDLED = frozenset({
     "model", "messages", "stream", "max_tokens", "max_completion_tokens", "stop", "temperature",
     "top_p", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort",
-    # From the Messages front door: the client's own thinking config, and its anthropic-beta
-    # header (sent as a header, see anthropic.py).
-    "thinking", "anthropic_beta",
+    # The Messages front door's own (messages_extensions.py): the client's thinking config,
+    # and its anthropic-beta header (sent as a header, see to_messages_payload).
+    "thinking", BETA_KEY,
 })
 
 
@@ -50,6 +54,29 @@ class JsonMode:
 class MessagesRequest:
     body: Payload
     json_mode: JsonMode | None
+
+
+def to_messages_payload(payload: Payload, backend: Backend) -> Payload:
+    """A chat payload as the Messages payload the Anthropic provider sends to `backend`: the
+    body (without `stream`, which the provider adds), with the beta header's value and the
+    JSON mode under BETA_KEY and JSON_MODE_KEY."""
+    request = to_messages_request(payload, backend, stream=False)
+    body = request.body  # built here: nobody else holds it
+    beta = payload.get(BETA_KEY)
+    if isinstance(beta, str) and beta:
+        body[BETA_KEY] = beta
+    if request.json_mode is not None:
+        body[JSON_MODE_KEY] = request.json_mode
+    return body
+
+
+def split_messages_payload(payload: Payload) -> tuple[Payload, JsonMode | None, str | None]:
+    """A Messages payload → (the body to send, a copy; its JSON mode; its beta header)."""
+    body = dict(payload)
+    json_mode = body.pop(JSON_MODE_KEY, None)
+    beta = body.pop(BETA_KEY, None)
+    return (body, json_mode if isinstance(json_mode, JsonMode) else None,
+            beta if isinstance(beta, str) else None)
 
 
 def to_messages_request(payload: Payload, backend: Backend, *, stream: bool) -> MessagesRequest:

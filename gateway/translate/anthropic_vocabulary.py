@@ -1,5 +1,6 @@
 """The words Anthropic's Messages API and OpenAI's chat completions use for the same things,
-both directions side by side: why a turn stopped, and what kind of error it was.
+both directions side by side: why a turn stopped, what kind of error it was, and how hard to
+think (a reasoning effort against an extended-thinking budget, one table both ways).
 
 Not inverses of each other: several Anthropic stop reasons are one OpenAI finish reason
 (and back, `stop` means `end_turn` unless a stop sequence matched), and errors map from an
@@ -49,3 +50,18 @@ OPENAI_ERRORS = {
     "authentication_error": ("invalid_request_error", "invalid_api_key"),
     "billing_error": ("insufficient_quota", "insufficient_quota"),
 }
+
+# OpenAI `reasoning_effort` → Anthropic extended-thinking budget (its minimum is 1024): the one
+# table; `effort_for_budget` reads it backwards.
+THINKING_BUDGETS = {"low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 16384}
+# The efforts every reasoning model of the OpenAI family takes (xhigh and max are newer).
+COMMON_EFFORTS = ("low", "medium", "high")
+
+
+def effort_for_budget(thinking: dict[str, object]) -> str:
+    """A Claude client's thinking config as OpenAI's effort: the least effort whose budget
+    covers it, `high` beyond; `adaptive` (no budget) leaves the depth to the model: medium."""
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int):
+        return "medium"
+    return next((e for e in COMMON_EFFORTS if budget <= THINKING_BUDGETS[e]), "high")

@@ -5,12 +5,12 @@
 `metadata.user_id` → `user`; `output_config.format` → `response_format`. The gateway always
 asks for stream usage: Anthropic's `message_delta` carries it.
 
-Extended thinking travels as the Anthropic-native `thinking` field (an Anthropic backend gets
-it as sent; the OpenAI family turns it into `reasoning_effort` where the model reasons, see
-gateway/providers/openai_hygiene.py), and the thinking blocks of earlier assistant turns,
-signatures included, as the message's `thinking_blocks` (Anthropic needs them back when
-thinking meets tool use).
-The `anthropic-beta` header rides along as `anthropic_beta` for Anthropic backends.
+Extended thinking comes out as the Anthropic-native `thinking` field, the thinking blocks of
+earlier assistant turns, signatures included, as the message's `thinking_blocks` (Anthropic
+needs them back when thinking meets tool use), and the `anthropic-beta` header as
+`anthropic_beta`; messages_extensions.py keeps all three out of the routed payload and puts
+them back where a backend is sent a translation (an Anthropic backend gets them as sent, the
+OpenAI family `reasoning_effort` where the model reasons).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from gateway.types.limits import ScopeLimits as ScopeLimits
 from gateway.types.limits import check_scope as check_scope
 from gateway.types.rejection import Rejection as Rejection
 from gateway.types.rejection import RejectionKind as RejectionKind
+from gateway.types.wire import WireForms as WireForms
 
 # The client's JSON body. It travels through the gateway untouched (fields we do not route on
 # reach the backend as sent); only providers read or rewrite it.
@@ -37,12 +38,23 @@ Payload = dict[str, Any]
 
 
 class Endpoint(StrEnum):
+    """A wire API: what a request is routed as, what a payload speaks and what a backend
+    serves."""
+
     CHAT = "chat/completions"
     COMPLETIONS = "completions"
     EMBEDDINGS = "embeddings"
     # Only ever dispatched, never routed on: a Responses request is classified as chat and
     # sent as a Responses request to backends that serve /v1/responses natively.
     RESPONSES = "responses"
+    # Only ever dispatched: Anthropic's Messages API, what its backends are sent.
+    MESSAGES = "messages"
+
+
+# What requests are routed as (the others are only dispatched).
+ROUTED_ENDPOINTS = (Endpoint.CHAT, Endpoint.COMPLETIONS, Endpoint.EMBEDDINGS)
+# What an OpenAI-compatible server serves: a Backend built without saying otherwise.
+OPENAI_APIS = frozenset({Endpoint.CHAT, Endpoint.COMPLETIONS, Endpoint.EMBEDDINGS})
 
 
 class EntryPoint(StrEnum):
@@ -60,6 +72,7 @@ class EntryPoint(StrEnum):
 ENTRY_OF_ENDPOINT = {
     Endpoint.CHAT: EntryPoint.CHAT, Endpoint.COMPLETIONS: EntryPoint.COMPLETIONS,
     Endpoint.EMBEDDINGS: EntryPoint.EMBEDDINGS, Endpoint.RESPONSES: EntryPoint.RESPONSES,
+    Endpoint.MESSAGES: EntryPoint.MESSAGES,
 }
 
 
@@ -95,7 +108,7 @@ class TenantContext:
 
 @dataclass(frozen=True, slots=True)
 class RouteRequest:
-    """The fields the gateway routes on, plus the untouched payload."""
+    """The fields the gateway routes on, plus the untouched payload (in `endpoint`'s API)."""
 
     request_id: str
     endpoint: Endpoint
@@ -106,14 +119,11 @@ class RouteRequest:
     max_output_tokens: int | None = None
     tags: tuple[str, ...] = ()
     session_id: str | None = None  # x-session-id: keeps a conversation on one replica
-    # A Responses API request as such (conversation folded into `input`): what a backend
-    # that serves /v1/responses natively is sent instead of `payload`, its chat translation.
-    responses_payload: Payload | None = None
-    # (parameter, why): what in it chat completions cannot carry, so only such a backend
-    # may serve it (the others refuse it, naming the parameter and themselves).
-    responses_only: tuple[str, str] | None = None
     # The front door it came through when that is not its endpoint's (messages, responses).
     entry: EntryPoint | None = None
+    # The client's own body and what the payload could not carry, where its front door
+    # speaks another API (messages, responses); only gateway/translate reads it.
+    forms: WireForms | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,9 +282,13 @@ class Backend:
     # Estimated backends may be asked for their exact count at this URL (vLLM /tokenize,
     # Anthropic count_tokens) when the estimate says a prompt does not fit.
     tokenize_url: str | None = None
-    # Serves OpenAI's Responses API (/v1/responses) itself: Responses requests pass through
-    # rather than being translated to chat completions (policy `responses_api`).
-    responses_native: bool = False
+    # The wire APIs its provider is sent requests in: its kind's, and /v1/responses where
+    # the policy's `responses_api` is native (Responses requests then pass through rather
+    # than being translated to chat completions). gateway/translate/wire.py picks from it.
+    serves: frozenset[Endpoint] = OPENAI_APIS
+    # Takes OpenAI's `reasoning_effort` (vLLM for any model; OpenAI and Azure for their
+    # reasoning models): where a Claude client's extended thinking becomes an effort.
+    takes_reasoning_effort: bool = True
     # Sensitivity categories this external backend is approved to receive unredacted, and
     # the approval's reference (policy `approved_for`, `approval`).
     approved_for: frozenset[str] = frozenset()

@@ -8,6 +8,7 @@ accessor gives the kind's defaults for a Backend built without options (tests, t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,6 +17,13 @@ from gateway.types import Backend, ProviderOptions
 # --- the OpenAI family: vllm, openai_compat, openai (and azure, below) ---------------------
 
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
+# OpenAI's reasoning models (o-series, gpt-5): they take `reasoning_effort` and reject
+# `max_tokens` ("not compatible with o-series models").
+_REASONING_FAMILY = re.compile(r"^(?:[\w.-]+/)?(?:o\d|gpt-5)", re.IGNORECASE)
+
+
+def reasoning_model(model: str) -> bool:
+    return _REASONING_FAMILY.match(model) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,12 +9,17 @@ import orjson
 import pytest
 
 from gateway.errors import InvalidRequest
-from gateway.providers.openai_hygiene import adapt_anthropic_fields, drop_cache_control
+from gateway.providers.openai_hygiene import drop_cache_control
+from gateway.translate.messages_extensions import for_openai_family
 from gateway.translate.messages_reply import to_anthropic_message
 from gateway.translate.messages_request import to_chat_payload
 from gateway.translate.messages_stream import AnthropicEventEncoder
+from gateway.types import Backend
 
 SIGNED = {"type": "thinking", "thinking": "t", "signature": "sig"}
+REASONS = Backend("o3", "openai", "http://x/v1", "o3", "external", 200_000, 4)
+QUIET = Backend("gpt", "openai", "http://x/v1", "gpt-4.1", "external", 200_000, 4,
+                takes_reasoning_effort=False)
 TOOL_TURN = {"role": "assistant", "content": [
     SIGNED, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}
 
@@ -65,18 +70,18 @@ def test_the_openai_family_never_sees_anthropic_fields_and_the_client_list_is_ke
                     {"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]},
                 {"role": "assistant", "content": "a", "thinking_blocks": [SIGNED]}]
     original = orjson.dumps(messages)
-    body = {"messages": messages, "thinking": {"type": "enabled", "budget_tokens": 4096},
-            "anthropic_beta": "x"}
-    adapt_anthropic_fields(body, reasons=True)
+    extended = {"messages": messages, "thinking": {"type": "enabled", "budget_tokens": 4096},
+                "anthropic_beta": "x"}
+    body = for_openai_family(extended, REASONS)
     drop_cache_control(body)
     assert body["reasoning_effort"] == "high"
     assert not {"thinking", "anthropic_beta"} & set(body)
     assert body["messages"] == [{"role": "system", "content": [{"type": "text", "text": "s"}]},
                                 {"role": "assistant", "content": "a"}]
     assert orjson.dumps(messages) == original  # fallbacks to Anthropic still get it all
+    assert set(extended) == {"messages", "thinking", "anthropic_beta"}
     quiet = {"messages": [], "thinking": {"type": "adaptive"}}
-    adapt_anthropic_fields(quiet, reasons=False)
-    assert quiet == {"messages": []}
+    assert for_openai_family(quiet, QUIET) == {"messages": []}
 
 
 def test_replies_keep_signed_blocks_and_give_tool_ids_the_toolu_form() -> None:
