@@ -38,12 +38,12 @@ from gateway.components import Components, EdgeLimits
 from gateway.conversations.repository import ResponseRepository
 from gateway.conversations.retention import keep_purging
 from gateway.db.probe import DatabaseProbe
+from gateway.reports.capacity_html import CapacityReport
 from gateway.reports.reader import ReportReader
 from gateway.routing.budgeting import BudgetGate
+from gateway.routing.live_explain import LiveExplainer
 from gateway.routing.service import RoutingService
 from gateway.settings import Settings
-from gateway.tools.capacity_html import CapacityReport
-from gateway.tools.live_explain import LiveExplainer
 
 
 async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrides, *,

@@ -41,8 +41,8 @@ def distill(encoder_path: Path, tokenizer_path: Path | None, out: Path, dims: in
     reduce by PCA and quantise to int8 rows: the static table `GATEWAY_ENCODER_TABLE` reads.
     The same encoder and tokenizer give the same file, byte for byte, on one machine."""
     try:
-        from gateway.tools.encoder_distill import DistillConfig, find_encoder
-        from gateway.tools.encoder_distill import distill as run_distill
+        from gateway.offline.distillation.encoder_distill import DistillConfig, find_encoder
+        from gateway.offline.distillation.encoder_distill import distill as run_distill
     except ImportError as exc:
         raise click.ClickException(f"distill needs onnxruntime ({exc.name} is missing):"
                                    f" {ENCODER_EXTRA}") from None
@@ -98,7 +98,7 @@ def train_complexity(data_root: Path, prompts_dir: Path, encoder_kind: str,
     from gateway.classify.complexity import ComplexityModel
     from gateway.classify.complexity_encoder import SentenceEncoder
     from gateway.classify.static_encoder import EncoderTableError, StaticEncoder
-    from gateway.tools.complexity_encoder_train import (
+    from gateway.offline.training.complexity_encoder_train import (
         EncoderTrainConfig,
         check_export,
         load_training_data,

@@ -10,19 +10,19 @@ import click
 import orjson
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    from gateway.tools.audit_plan import DeploymentPlan
-    from gateway.tools.observed import ObservedLoad
-    from gateway.tools.sizing import ModelShape
+    from gateway.capacity.audit_plan import DeploymentPlan
+    from gateway.capacity.observed import ObservedLoad
+    from gateway.capacity.sizing import ModelShape
 
 
 
 def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
+    from gateway.capacity.fleet_plan import plans
+    from gateway.capacity.observed import observed_loads
     from gateway.cli.database import Database, run_with_database
     from gateway.cli.report_commands import policy_or_none
     from gateway.errors import InvalidRequest
     from gateway.reports.periods import parse_period
-    from gateway.tools.fleet_plan import plans
-    from gateway.tools.observed import observed_loads
 
     policy = policy_or_none(options["policy_path"])
     if policy is None:

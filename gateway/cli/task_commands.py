@@ -17,7 +17,7 @@ from gateway.cli import encoder_commands  # noqa: F401  (registers distill, trai
 from gateway.cli.sensitivity_commands import classifier
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    from gateway.tools.task_type_train import (
+    from gateway.offline.training.task_type_train import (
         Labelled,
         TaskData,
         TaskTrainConfig,
@@ -41,7 +41,7 @@ _labels_option = click.option(
               show_default=True, help="where to write the model JSON")
 def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
     """Train the task-type model on every labelled prompt and write it."""
-    from gateway.tools.task_type_train import TaskTrainConfig, fit, write_task_model
+    from gateway.offline.training.task_type_train import TaskTrainConfig, fit, write_task_model
 
     config = TaskTrainConfig()
     data = _load_or_exit(labels_dir, data_root, config)
@@ -64,7 +64,7 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     and Arena-Hard v2.0's labelled blind twice for the project (the shipped recipe; none of
     these is ever trained on), and how often Arena-Hard's authors label a prompt as the
     blind passes do."""
-    from gateway.tools.task_type_train import TaskTrainConfig, fit
+    from gateway.offline.training.task_type_train import TaskTrainConfig, fit
 
     config = TaskTrainConfig()
     data = _load_or_exit(labels_dir, data_root, config)
@@ -97,7 +97,7 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
 
 
 def _cross_validate(data: TaskData, config: TaskTrainConfig) -> tuple[list[Labelled], list[str]]:
-    from gateway.tools.task_type_train import fit
+    from gateway.offline.training.task_type_train import fit
 
     arena = list(data.arena)
     random.Random(config.seed).shuffle(arena)
@@ -117,7 +117,7 @@ def _predict(model: TaskModel, rows: Sequence[Labelled]) -> list[str]:
 
 
 def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> None:
-    from gateway.tools.task_type_train import bootstrap_ci
+    from gateway.offline.training.task_type_train import bootstrap_ci
 
     hits = [p == r.task for p, r in zip(predicted, rows, strict=True)]
     low, high = bootstrap_ci(hits)
@@ -130,7 +130,7 @@ def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> No
 
 
 def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
-    from gateway.tools.task_type_train import load_task_data
+    from gateway.offline.training.task_type_train import load_task_data
 
     try:
         return load_task_data(labels_dir, data_root, config)
@@ -157,13 +157,13 @@ def fit_tasks(labelled_path: Path, out: Path, base: Path | None, test_path: Path
     weights are the prior), so a few hundred labels already help."""
     from gateway.classify.model_files import read_document
     from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModelError
-    from gateway.tools.task_type_fit import (
+    from gateway.offline.training.task_type_fit import (
         LabelledFileError,
         TaskFitConfig,
         fit_to_labels,
         read_labelled,
     )
-    from gateway.tools.task_type_train import write_task_model
+    from gateway.offline.training.task_type_train import write_task_model
 
     try:
         document = read_document(base or DEFAULT_TASK_MODEL_PATH, "task model", TaskModelError)
