@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gateway.classify.complexity import DEFAULT_MODEL_PATH  # light: no numpy, no sklearn
+from gateway.cli.extras import needs_train
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     import numpy as np
@@ -56,6 +57,7 @@ def classifier() -> None:
               show_default=True, help="where to write the model JSON")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="seeds the held-out split (MMLU subjects, GSM8K rows)")
+@needs_train
 def train(data_root: Path, out: Path, seed: int) -> None:
     """Train the n-gram complexity model (one of the shipped model's three signals) on the
     training split, write it, print held-out results."""
@@ -85,6 +87,7 @@ def train(data_root: Path, out: Path, seed: int) -> None:
               help="data root holding routing/routellm_mmlu_gsm8k.jsonl")
 @click.option("--model", "model_path", type=click.Path(path_type=Path),
               default=DEFAULT_MODEL_PATH, show_default=True)
+@needs_train
 def evaluate(data_root: Path, model_path: Path) -> None:
     """APGR, calls to reach 95 % and cost saved on the model's held-out split, beside the
     length heuristic and random routing."""
@@ -114,6 +117,7 @@ def evaluate(data_root: Path, model_path: Path) -> None:
               help="data root holding routing/routellm_mmlu_gsm8k.jsonl")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(2, 50),
               help="held-out splits to train and evaluate, seeds 0..N-1")
+@needs_train
 def crossval(data_root: Path, seeds: int) -> None:
     """APGR over several held-out splits (each holding out different MMLU subjects), so one
     lucky or unlucky choice of subjects cannot decide the verdict. The model shipped is the

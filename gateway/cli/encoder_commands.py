@@ -16,8 +16,7 @@ from gateway.classify.encoder_paths import (
     TOKENIZER_PATH,
 )
 from gateway.cli.classifier_commands import classifier
-
-ENCODER_EXTRA = "pip install 'llm-routing-gateway[encoder]'"
+from gateway.cli.extras import ENCODER_EXTRA, needs_train
 
 
 @classifier.command("distill")
@@ -88,6 +87,7 @@ def _tokenizer_beside(encoder_path: Path) -> Path:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help=f"default: {DEFAULT_COMPLEXITY_PATH.name}, or {MINILM_COMPLEXITY_PATH.name}"
               " for minilm, in the package")
+@needs_train
 def train_complexity(data_root: Path, prompts_dir: Path, encoder_kind: str,
                      encoder_table: Path | None, onnx_path: Path | None,
                      out: Path | None) -> None:

@@ -15,6 +15,7 @@ from gateway.cli.classifier_commands import (
     STRONG_USD_PER_MTOK,
     WEAK_USD_PER_MTOK,
 )
+from gateway.cli.extras import needs_train
 from gateway.cli.time_range import SYNTAX, instant
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
@@ -52,6 +53,7 @@ def router() -> None:
               help="with --from-audit: default GATEWAY_DATABASE_URL (or the embedded file)")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path,
               file_okay=False), help="directory to write the router into")
+@needs_train
 def fit(outcomes_path: Path | None, from_audit: bool, tenant: str | None, since: str,
         strong_backend: str | None, database_url: str | None, out_dir: Path) -> None:
     """Fit the router on the outcomes and write it to DIR (router.json)."""
@@ -104,6 +106,7 @@ def _audit_outcomes(tenant: str, since: datetime, strong_backend: str | None,
 @_outcomes_option
 @click.option("--router", "router_dir", required=True,
               type=click.Path(path_type=Path, exists=True, file_okay=False))
+@needs_train
 def evaluate(outcomes_path: Path, router_dir: Path) -> None:
     """APGR with its bootstrap 90 % interval, the share of strong calls that reaches 95 % of
     the strong model's quality, and the cost saved there (prompt tokens ≈ characters / 4,

@@ -14,6 +14,7 @@ import click
 
 from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModel
 from gateway.cli import encoder_commands  # noqa: F401  (registers distill, train-complexity)
+from gateway.cli.extras import needs_train
 from gateway.cli.sensitivity_commands import classifier
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
@@ -39,6 +40,7 @@ _labels_option = click.option(
 @_labels_option
 @click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_TASK_MODEL_PATH,
               show_default=True, help="where to write the model JSON")
+@needs_train
 def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
     """Train the task-type model on every labelled prompt and write it."""
     from gateway.offline.training.task_type_train import TaskTrainConfig, fit, write_task_model
@@ -55,6 +57,7 @@ def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
 @classifier.command("eval-tasks")
 @_data_option
 @_labels_option
+@needs_train
 def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     """Accuracy on labelled prompts the model was not trained on, with bootstrap 90 % CIs:
     Arena-Bench chat prompts by a model trained without any of them (transfer), the same
@@ -151,6 +154,7 @@ def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) ->
               help="labelled prompts kept out of the fit: accuracy before and after on them")
 @click.option("--c", "c", type=click.FloatRange(min=0, min_open=True), default=4.0,
               show_default=True, help="how far your labels may pull from the base model")
+@needs_train
 def fit_tasks(labelled_path: Path, out: Path, base: Path | None, test_path: Path | None,
               c: float) -> None:
     """Fit the task-type model to your own labelled prompts: the shipped model adapted (its
