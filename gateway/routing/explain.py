@@ -1,7 +1,8 @@
 """Explain a route without sending anything: classify the request, decide, and describe why.
 
-Used by `gateway policy explain` and `POST /admin/policy/explain`; the same classify and
-decide steps as the request path, so what it says is what the gateway would do.
+Used by `gateway policy explain` and `POST /admin/policy/explain`; both route through the
+request path's own classify → count → decide (routing/pipeline.py), so what it says is what
+the gateway would do.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from gateway.budget.pricing import format_usd
 from gateway.classify.profiler import RequestClassifier
 from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError
-from gateway.policy.engine import decide_for
 from gateway.policy.loader import PolicySet
+from gateway.policy.runtime import RequestPolicy
+from gateway.routing.pipeline import FixedFleet, RoutePipeline
 from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext, TenantDetector
 
 
@@ -27,21 +29,36 @@ async def explain(
     fleet: FleetSnapshot | None = None,
     routers: FittedRouters | None = None,
 ) -> dict[str, Any]:
+    """Offline (`gateway policy explain`): the fleet as given (else empty), no engine to ask
+    for its own count and no budget store, so no tenant is over a soft limit."""
     plan = policy.for_request(tenant, request)
     # The fitted router the policy names for this tenant or model, as the request path uses
     # it; read from disk (in a thread) unless the caller holds the loaded ones.
     if routers is None and plan.router is not None:
         routers = FittedRouters()
         await asyncio.to_thread(routers.refresh, (plan.router,))
-    router = routers.get(plan.router) if routers is not None else None
-    profile = await plan.classify(classifier, request, router)
+    pipeline = RoutePipeline(classifier, FixedFleet(fleet or FleetSnapshot()), routers=routers)
+    return await explain_route(pipeline, classifier, plan, tenant, request)
+
+
+async def explain_route(
+    pipeline: RoutePipeline,
+    classifier: RequestClassifier,
+    plan: RequestPolicy,
+    tenant: TenantContext,
+    request: RouteRequest,
+) -> dict[str, Any]:
+    """The request routed as the gateway would route it now, described; its turn among
+    equal candidates is the next request's, and is left to that request."""
+    routed = await pipeline.route(plan, tenant, request, take_turn=False)
+    profile = routed.profile
     described = describe_profile(profile)
     described["allowed"] = await _allowed_findings(classifier, request, plan.tenant.detectors,
                                                    profile)
     out: dict[str, Any] = {"model": request.model, "tenant": tenant.tenant_name,
-                           "profile": described}
+                           "profile": described, "over_soft_limit": routed.over_soft_limit}
     try:
-        decision = decide_for(plan, request, profile, fleet or FleetSnapshot())
+        decision = routed.route().decision
     except GatewayError as exc:
         out["outcome"] = "refused"
         out["error"] = exc.to_dict()["error"] | {"status": exc.status}
@@ -90,6 +107,9 @@ def describe_profile(profile: Profile) -> dict[str, Any]:
     return {
         "prompt_tokens": profile.prompt_tokens,
         "prompt_tokens_exact": profile.prompt_tokens_exact,
+        # Exact counts besides o200k: another encoding a backend uses, or an engine's own
+        # ("engine:<backend>", asked when the estimate would refuse the prompt).
+        "prompt_tokens_by_encoding": dict(profile.prompt_tokens_by_encoding),
         "max_output_tokens": profile.max_output_tokens,
         "complexity": {"p_strong": round(profile.complexity.p_strong, 4),
                        "class": profile.complexity.label} if profile.complexity else None,
@@ -117,6 +137,11 @@ def render_table(result: dict[str, Any]) -> str:
         + (f", task {p['task']['type']} (p {p['task']['p']})" if p.get("task") else "")
         + f", sensitivity {', '.join(p['sensitivity']) or 'none'}",
     ]
+    if p.get("prompt_tokens_by_encoding"):
+        lines.append("counted    " + ", ".join(
+            f"{n} tokens by {key}" for key, n in p["prompt_tokens_by_encoding"].items()))
+    if result.get("over_soft_limit"):
+        lines.append("budget     over a soft limit: rules with `budget: [soft_limit]` apply")
     if p["masked_only"]:
         lines.append("not routed on (masked if redacted): " + ", ".join(
             f"{m['type']} {m['confidence']}" for m in p["masked_only"]))
