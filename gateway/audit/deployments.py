@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.db.audit_tables import backend_busy_minutes
-from gateway.db.deployment_tables import gpu_deployments
+from gateway.db.deployment_tables import backend_load_minutes, gpu_deployments
 
 log = logging.getLogger("gateway.audit")
 # Replicas declaring at once queue on this lock instead of opening two spans for one backend.
@@ -128,6 +128,26 @@ async def busy_minutes_by_day(conn: AsyncConnection, spans: Sequence[PaidSpan],
             key = (span.backend, str(r.day)[:10])
             found[key] = found.get(key, 0) + int(r.n)
     return found
+
+
+async def hourly_activity(conn: AsyncConnection, start: datetime, end: datetime
+                          ) -> tuple[dict[tuple[str, datetime], int],
+                                     dict[tuple[str, datetime], int]]:
+    """(backend, UTC hour) → requests started, and → minutes with traffic, over [start, end).
+    Read minute by minute and folded here: it serves ranges of a day or two (a young
+    deployment's report page), a few thousand rows per backend."""
+    lm, b = backend_load_minutes.c, backend_busy_minutes.c
+    arrivals: dict[tuple[str, datetime], int] = {}
+    for r in await conn.execute(select(lm.backend, lm.minute, lm.requests)
+                                .where(lm.minute >= start, lm.minute < end)):
+        key = (r.backend, _aware(r.minute).replace(minute=0, second=0, microsecond=0))
+        arrivals[key] = arrivals.get(key, 0) + int(r.requests)
+    busy: dict[tuple[str, datetime], int] = {}
+    for r in await conn.execute(select(b.backend, b.minute)
+                                .where(b.minute >= start, b.minute < end)):
+        key = (r.backend, _aware(r.minute).replace(minute=0, second=0, microsecond=0))
+        busy[key] = busy.get(key, 0) + 1
+    return arrivals, busy
 
 
 def _utc_day(conn: AsyncConnection, column: Any) -> Any:

@@ -15,6 +15,7 @@ from gateway.capacity.sizing import (
     ModelShape,
     SizingPlan,
     Workload,
+    decode_tokens_per_s_per_gpu,
     size,
 )
 
@@ -36,7 +37,7 @@ class Spill:
 class DeploymentPlan:
     backend: str
     observed: ObservedLoad
-    tokens_per_s_per_gpu: float | None  # given, or the busiest minute's per GPU
+    tokens_per_s_per_gpu: float | None  # given, estimated or observed; None: not sized
     plan: SizingPlan
     baseline_monthly_usd: float  # the observed traffic, a month of it, on the baseline
     break_even_qps: float | None  # QPS above which the planned GPUs cost less than the API
@@ -57,17 +58,32 @@ def _quantile(load: tuple[tuple[float, int], ...], minutes: int, q: float) -> fl
     return load[-1][0] if load else 0.0
 
 
+def _capacity(observed: ObservedLoad, model: ModelShape, hw: Hardware,
+              gpu_count: int | None) -> tuple[float | None, str]:
+    """Output tokens/s one GPU can carry: given, else the memory-bandwidth estimate, raised to
+    what the busiest minute showed per GPU if that was more. The busiest minute alone is
+    demand, not capacity: a quiet deployment's would size GPUs for traffic it never saw."""
+    if hw.tokens_per_s_per_gpu:
+        return hw.tokens_per_s_per_gpu, "given"
+    work = Workload(observed.prompt_tokens_p90, observed.output_tokens_p90, sessions=1)
+    estimate = decode_tokens_per_s_per_gpu(model, work, hw)
+    if estimate is None:
+        return None, "not sized"
+    seen = observed.peak_output_tokens_per_s / (gpu_count or 1)
+    return (seen, "observed") if seen > estimate else (estimate, "memory bandwidth")
+
+
 def plan_deployment(observed: ObservedLoad, model: ModelShape, hw: Hardware, headroom: float,
                     gpu_count: int | None) -> DeploymentPlan:
-    rate = hw.tokens_per_s_per_gpu
-    if rate is None and observed.peak_output_tokens_per_s > 0:
-        rate = observed.peak_output_tokens_per_s / (gpu_count or 1)
+    rate, basis = _capacity(observed, model, hw, gpu_count)
     hw = replace(hw, tokens_per_s_per_gpu=rate)
 
     def sized(sessions: float, qps: float) -> SizingPlan:
+        # Without a rate the plan sizes memory alone and says so (throughput_basis).
         work = Workload(observed.prompt_tokens_p90, observed.output_tokens_p90,
-                        sessions=sessions * (1 + headroom), peak_qps=qps * (1 + headroom))
-        return size(model, work, hw)
+                        sessions=sessions * (1 + headroom),
+                        peak_qps=qps * (1 + headroom) if rate else 0.0)
+        return replace(size(model, work, hw), throughput_basis=basis)
 
     plan = sized(observed.peak_sessions, observed.peak_qps)
     months = observed.minutes / 60 / HOURS_PER_MONTH

@@ -41,16 +41,20 @@ def shape_for(options: dict[str, Any], base: ModelShape | None, upstream: str,
 def hardware_for(options: dict[str, Any], gpu_type: str | None, hourly: float | None) -> Hardware:
     memory, price = options["gpu_memory_gb"], options["gpu_hourly_usd"]
     name = options["gpu"] or gpu_type
-    if memory is None and name is not None:
+    bandwidth = None
+    if name is not None:
         try:
-            memory = GPUS[find(GPUS, name, "GPU")].memory_gb
+            known = GPUS[find(GPUS, name, "GPU")]
         except KeyError:
-            memory = None
+            known = None
+        if known is not None:
+            memory = memory if memory is not None else known.memory_gb
+            bandwidth = known.bandwidth_gb_s
     if memory is None:
         raise SizingError(f"unknown GPU {name!r}: give --gpu or --gpu-memory-gb")
     return Hardware(memory, price if price is not None else hourly or 0.0,
                     options["tokens_per_s_per_gpu"], options["overhead"],
-                    options["tensor_parallel"])
+                    options["tensor_parallel"], bandwidth)
 
 
 def plan_one(policy: PolicySet, load: ObservedLoad, options: dict[str, Any],

@@ -9,6 +9,11 @@ memory⌉. With a tensor-parallel size the fleet is replicas of that many GPUs, 
 weights once: replicas = ⌈KV total ÷ (TP × GPU memory ÷ (1 + overhead) − weights)⌉.
 Throughput: tokens/s needed = peak QPS × output tokens; GPUs for it = ⌈needed ÷ tokens/s per
 GPU⌉. GPUs = the larger (a whole number of replicas); monthly cost = GPUs × 730 h × $/GPU-h.
+Tokens/s per GPU is given, or, when the GPU's memory bandwidth is known, estimated as what a
+full batch decodes: decoding is memory-bound, so each step reads the weights and every
+session's KV once; a replica holds as many sessions as its KV headroom fits, and its rate is
+sessions ÷ (bytes read per step ÷ achieved bandwidth). That is capacity, not the demand a
+quiet deployment happened to see.
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from dataclasses import asdict, dataclass, replace
 
 HOURS_PER_MONTH = 730
 GB = 10**9  # GPU memory is stated in 10^9 bytes, as vendors state it
+# An assumption, stated: decode kernels reach well under a GPU's peak memory bandwidth
+# (published vLLM and TensorRT-LLM measurements sit around half to three quarters of it).
+ACHIEVED_BANDWIDTH_SHARE = 0.6
+MAX_BATCH = 256  # vLLM's default max_num_seqs: a replica never runs more sessions at once
 
 
 class SizingError(ValueError):
@@ -56,6 +65,7 @@ class Hardware:
     tokens_per_s_per_gpu: float | None = None
     overhead: float = 0.1  # activations, CUDA graphs, fragmentation: a share of the rest
     tensor_parallel: int | None = None
+    bandwidth_gb_s: float | None = None  # memory bandwidth: what bounds decode speed
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +84,17 @@ class SizingPlan:
     tensor_parallel: int | None
     weights_bytes_per_gpu: int
     kv_headroom_bytes_per_gpu: int  # what a GPU has left for KV after its weights
+    tokens_per_s_per_gpu: float | None = None  # given or estimated; None: throughput unsized
+    throughput_basis: str = "given"  # "given" | "memory bandwidth" | "not sized"
 
     def as_json(self) -> dict[str, float | int | None]:
         return asdict(self)
+
+
+def dollars(value: float) -> str:
+    """A monthly figure for people: cents, thousands grouped, the sign before the dollar
+    sign (-$0.91, never $-0.91)."""
+    return f"{'-' if value < 0 else ''}${abs(value):,.2f}"
 
 
 def _ceil(x: float) -> int:
@@ -107,6 +125,29 @@ def concurrent_sessions(work: Workload) -> int:
     return _ceil(work.users * work.concurrency)
 
 
+def decode_tokens_per_s_per_gpu(model: ModelShape, work: Workload,
+                                hw: Hardware) -> float | None:
+    """What one GPU decodes with its replica's batch full (the memory-bandwidth bound, at the
+    achieved share); None when the bandwidth is unknown or a session does not fit."""
+    if not hw.bandwidth_gb_s:
+        return None
+    weights = model.params_b * GB * model.weight_bytes
+    per_token = kv_bytes_per_token(model)
+    usable = hw.gpu_memory_gb * GB / (1 + hw.overhead)
+    replica = hw.tensor_parallel or max(1, _ceil(weights / usable))
+    room = replica * usable - weights
+    per_session = session_tokens(model, work) * per_token
+    if room <= 0 or room < per_session:
+        return None
+    batch = min(MAX_BATCH, math.floor(room / per_session) if per_session else MAX_BATCH)
+    # On average a session is half-way through its output: that much KV is read per step.
+    read = (work.prompt_tokens * (1 - work.prefix_hit_rate) + work.output_tokens / 2) \
+        * per_token
+    step_s = (weights + batch * read) / (replica * hw.bandwidth_gb_s * GB
+                                         * ACHIEVED_BANDWIDTH_SHARE)
+    return batch / step_s / replica
+
+
 def size(model: ModelShape, work: Workload, hw: Hardware) -> SizingPlan:
     weights = math.ceil(model.params_b * GB * model.weight_bytes)
     per_token = kv_bytes_per_token(model)
@@ -131,10 +172,16 @@ def size(model: ModelShape, work: Workload, hw: Hardware) -> SizingPlan:
         per_gpu_weights = weights / tp
     needed = work.peak_qps * work.output_tokens
     for_throughput = 0
+    rate, basis = hw.tokens_per_s_per_gpu, "given"
+    if not rate:
+        rate, basis = decode_tokens_per_s_per_gpu(model, work, hw), "memory bandwidth"
+    if rate is None:
+        basis = "not sized"
     if needed > 0:
-        if not hw.tokens_per_s_per_gpu:
-            raise SizingError("give --tokens-per-s-per-gpu to size for --peak-qps")
-        for_throughput = _ceil(needed / hw.tokens_per_s_per_gpu)
+        if not rate:
+            raise SizingError("give --tokens-per-s-per-gpu (or a --gpu whose memory bandwidth "
+                              "the catalogue knows) to size for --peak-qps")
+        for_throughput = _ceil(needed / rate)
         if tp is not None:  # whole replicas
             for_throughput = tp * math.ceil(for_throughput / tp)
     gpus = max(for_memory, for_throughput)
@@ -153,6 +200,8 @@ def size(model: ModelShape, work: Workload, hw: Hardware) -> SizingPlan:
         tensor_parallel=tp,
         weights_bytes_per_gpu=math.ceil(per_gpu_weights),
         kv_headroom_bytes_per_gpu=math.floor(usable - per_gpu_weights),
+        tokens_per_s_per_gpu=rate,
+        throughput_basis=basis,
     )
 
 

@@ -62,7 +62,7 @@ def _json(found: DeploymentPlan | tuple[str, str]) -> dict[str, Any]:
                      "mean_qps": round(o.mean_qps, 6),
                      "prompt_tokens_p90": o.prompt_tokens_p90,
                      "output_tokens_p90": o.output_tokens_p90, "requests": o.requests,
-                     "tokens_per_s_per_gpu": found.tokens_per_s_per_gpu},
+                     "peak_output_tokens_per_s": round(o.peak_output_tokens_per_s, 3)},
         **found.plan.as_json(),
         "baseline_monthly_usd": found.baseline_monthly_usd,
         "break_even_qps": None if found.break_even_qps is None
@@ -79,20 +79,27 @@ def _text(meta: dict[str, Any], found: list[DeploymentPlan | tuple[str, str]]) -
              f"{meta['headroom']:.0%}"]
     if not found:
         lines.append("(no self-hosted deployment with GPUs served traffic in this range)")
+    from gateway.capacity.sizing import dollars
+
     for p in found:
         if isinstance(p, tuple):
             lines += ["", f"{p[0]}: {p[1]}"]
             continue
         o = p.observed
-        rate = "-" if p.tokens_per_s_per_gpu is None else f"{p.tokens_per_s_per_gpu:,.1f}"
+        rate = ("not sized: give --tokens-per-s-per-gpu, or a gpu type the catalogue knows"
+                if p.tokens_per_s_per_gpu is None
+                else f"{p.tokens_per_s_per_gpu:,.1f} output tok/s per GPU "
+                     f"({p.plan.throughput_basis})")
         lines += [
             "", f"{p.backend}",
             f"  observed: peak {o.peak_sessions:,.2f} in flight (busiest minute's mean), "
             f"peak {o.peak_qps:,.3f} QPS, p90 {o.prompt_tokens_p90:,} prompt / "
-            f"{o.output_tokens_p90:,} output tokens, {rate} output tok/s per GPU",
+            f"{o.output_tokens_p90:,} output tokens, busiest minute "
+            f"{o.peak_output_tokens_per_s:,.1f} output tok/s",
+            f"  capacity: {rate}",
             f"  needs: {p.plan.gpus} GPU(s) ({p.plan.gpus_for_memory} for memory, "
-            f"{p.plan.gpus_for_throughput} for throughput), ${p.plan.monthly_usd:,.2f} a month",
-            f"  the same traffic on the baseline: ${p.baseline_monthly_usd:,.2f} a month; "
+            f"{p.plan.gpus_for_throughput} for throughput), {dollars(p.plan.monthly_usd)} a month",
+            f"  the same traffic on the baseline: {dollars(p.baseline_monthly_usd)} a month; "
             "owning beats renting above "
             + ("-" if p.break_even_qps is None else f"{p.break_even_qps:,.4f} QPS sustained")
             + f" (observed mean {o.mean_qps:,.4f} QPS)",
@@ -100,6 +107,6 @@ def _text(meta: dict[str, Any], found: list[DeploymentPlan | tuple[str, str]]) -
         for s in p.spills:
             lines.append(
                 f"  spill the busiest {s.share:.0%} of minutes: {s.gpus} GPU(s), "
-                f"{s.spilled_share:.1%} of load to the API (${s.api_monthly_usd:,.2f}), "
-                f"saves ${s.saved_monthly_usd:,.2f} a month")
+                f"{s.spilled_share:.1%} of load to the API ({dollars(s.api_monthly_usd)}), "
+                f"saves {dollars(s.saved_monthly_usd)} a month")
     return "\n".join(lines) + "\n"

@@ -62,14 +62,16 @@ def _hardware(options: dict[str, Any]) -> Hardware:
     from gateway.capacity.sizing import Hardware
 
     memory, price = options["gpu_memory_gb"], options["gpu_hourly_usd"]
+    bandwidth = None
     if options["gpu"]:
         gpu = GPUS[_find(GPUS, options["gpu"], "GPU", "--gpu")]
         memory = memory if memory is not None else gpu.memory_gb
         price = price if price is not None else gpu.hourly_usd
+        bandwidth = gpu.bandwidth_gb_s
     if memory is None:
         raise click.UsageError("give --gpu or --gpu-memory-gb")
     return Hardware(memory, price or 0.0, options["tokens_per_s_per_gpu"], options["overhead"],
-                    options["tensor_parallel"])
+                    options["tensor_parallel"], bandwidth)
 
 
 def _workload(options: dict[str, Any]) -> Workload:
@@ -100,6 +102,8 @@ def plan_lines(plan: SizingPlan) -> list[tuple[str, str]]:
         ("KV headroom per GPU", _gb(plan.kv_headroom_bytes_per_gpu)),
         ("GPUs for memory", f"{plan.gpus_for_memory:,}"),
         ("tokens/s needed", f"{plan.tokens_per_s_needed:,.0f}"),
+        ("tokens/s per GPU", "-" if plan.tokens_per_s_per_gpu is None
+         else f"{plan.tokens_per_s_per_gpu:,.0f} ({plan.throughput_basis})"),
         ("GPUs for throughput", f"{plan.gpus_for_throughput:,}"),
         ("GPUs", f"{plan.gpus:,}" + (f" (TP {plan.tensor_parallel})"
                                       if plan.tensor_parallel else "")),

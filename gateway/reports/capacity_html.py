@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from gateway.capacity.audit_plan import DeploymentPlan
 from gateway.capacity.fleet_plan import DEFAULTS, plans
 from gateway.capacity.observed import observed_loads
+from gateway.capacity.sizing import dollars as _usd
 from gateway.policy.loader import PolicySet
 
 
@@ -31,10 +32,6 @@ async def capacity_section(engine: AsyncEngine, policy: PolicySet, start: dateti
     async with engine.connect() as conn:
         loads = await observed_loads(conn, start, end)
     return render_capacity(plans(policy, loads, DEFAULTS, None))
-
-
-def _usd(value: float) -> str:
-    return f"${value:,.2f}"
 
 
 def render_capacity(found: list[DeploymentPlan | tuple[str, str]]) -> str:

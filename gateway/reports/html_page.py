@@ -4,7 +4,7 @@ script, nothing fetched), for finance and security readers. Pure; every name is 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, datetime
 from html import escape
 
 from gateway.reports.html_controls import CSS as CONTROLS_CSS
@@ -170,29 +170,49 @@ def _legend(entries: Sequence[tuple[str, str]], dashed: str | None = None) -> st
     return f'<ul class="legend">{"".join(items)}</ul>'
 
 
-def _day_label(day: date, many: bool) -> str:
-    return f"{day:%b %d}" if many else day.isoformat()
+def _bin_label(when: date | datetime, many: bool, first: date | datetime) -> str:
+    if isinstance(when, datetime):  # an hour: its day too once the bars cross midnight
+        return f"{when:%H:00}" if when.date() == _day_of(first) else f"{when:%b %d %H:00}"
+    return f"{when:%b %d}" if many else when.isoformat()
+
+
+def _day_of(when: date | datetime) -> date:
+    return when.date() if isinstance(when, datetime) else when
 
 
 def _cost(data: PageData) -> str:
-    stacks = [Series(b, data.cost_by_day[b], colour(i)) for i, b in enumerate(data.backends)]
-    has_baseline = any(data.baseline_by_day)
-    line = Series("baseline", data.baseline_by_day, LINE_COLOUR) if has_baseline else None
-    # Days before the first with any cost are left out: a deployment an hour old gets one
+    """Cost per day; per hour when the data is young (a day or two), so a deployment an hour
+    old sees its hours rather than one bar."""
+    if data.hourly is not None:
+        bins: tuple[date | datetime, ...] = data.hourly.hours
+        by_bin = {b: data.hourly.cost_by_hour.get(b, (0,) * len(bins)) for b in data.backends}
+        baseline, unit = data.hourly.baseline_by_hour, "hour"
+    else:
+        bins, by_bin = data.days, data.cost_by_day
+        baseline, unit = data.baseline_by_day, "day"
+    stacks = [Series(b, by_bin[b], colour(i)) for i, b in enumerate(data.backends)]
+    has_baseline = any(baseline)
+    line = Series("baseline", baseline, LINE_COLOUR) if has_baseline else None
+    # Bins before the first with any cost are left out: a deployment an hour old gets one
     # bar, not 29 empty days before it.
-    first = next((i for i in range(len(data.days))
-                  if any(s.values[i] for s in stacks) or data.baseline_by_day[i]), 0)
+    first = next((i for i in range(len(bins))
+                  if any(s.values[i] for s in stacks) or baseline[i]), 0)
     if first:
         stacks = [Series(s.name, s.values[first:], s.colour) for s in stacks]
         line = None if line is None else Series(line.name, line.values[first:], line.colour)
-    days = data.days[first:]
-    labels = [_day_label(d, len(days) > 7) for d in days]
-    chart = stacked_bars(labels, stacks, line, usd, "Cost per day by backend, with the baseline")
+    shown = bins[first:]
+    labels = [_bin_label(b, len(shown) > 7, shown[0]) for b in shown]
+    chart = stacked_bars(labels, stacks, line, usd,
+                         f"Cost per {unit} by backend, with the baseline")
     note = ("The dashed line is what the same requests would have cost on the policy's "
             "baseline backend." if has_baseline else
             "No baseline cost was recorded in this range (the policy names no baseline).")
+    if data.hourly is not None:
+        note += (" Hours, as the data is under two days old: each day's cost (GPU-hours "
+                 "paid, as every report prices them) spread over its hours by the requests "
+                 "that arrived in them, idle GPU-hours by the paid minutes nobody used.")
     legend = _legend([(s.name, s.colour) for s in stacks], "baseline" if has_baseline else None)
-    return (f'<section id="cost"><h2>Cost per day</h2><p class="note">Stacked by backend. '
+    return (f'<section id="cost"><h2>Cost per {unit}</h2><p class="note">Stacked by backend. '
             f"{note}</p>{legend}{chart}</section>")
 
 

@@ -11,11 +11,20 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus
+from gateway.audit.deployments import DeclaredGpus, hourly_activity
 from gateway.audit.rollup import percentile
 from gateway.reports.build import economics_lines, price
 from gateway.reports.cost_model import IDLE, CostModel
 from gateway.reports.economics import BackendEconomics
+from gateway.reports.gpus import spans_for
+from gateway.reports.hourly import (
+    DayFigures,
+    HourlyCost,
+    midnight,
+    paid_minutes_by_hour,
+    spread_by_hour,
+    young_since,
+)
 from gateway.reports.periods import Period
 from gateway.reports.queries import RollupQuery, latency_histograms
 
@@ -58,6 +67,9 @@ def report_range(
     if (until - since).days + 1 > MAX_DAYS:
         raise RangeError(f"the range is longer than {MAX_DAYS} days")
     return ReportRange(since, until, tenant or None)
+
+
+NONE_CHOSEN = "(none chosen)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +138,7 @@ class PageData:
     # Sensitive requests sent unredacted to external backends under their approval
     # (`approved_for`): not kept at home, and not a leak either.
     sensitive_approved: int = 0
+    hourly: HourlyCost | None = None  # the same cost in hours, when the data is young
 
     @property
     def empty(self) -> bool:
@@ -138,6 +151,7 @@ def build_page(
     histograms: dict[tuple[str, str], dict[int, int]],
     generated_at: datetime,
     economics: Sequence[BackendEconomics] = (),
+    hourly: HourlyCost | None = None,
 ) -> PageData:
     """Pure: fold the priced groups into what each chart draws. Groups on the IDLE backend are
     GPU-hours no request used: cost, and nothing else."""
@@ -157,7 +171,7 @@ def build_page(
         i = index.get(g.day)
         if i is None:
             continue
-        backend = g.backend or "(none chosen)"
+        backend = g.backend or NONE_CHOSEN
         cost.setdefault(backend, [0] * len(days))[i] += g.cost_micro_usd
         totals["cost"] += g.cost_micro_usd
         totals["gpu"] += g.gpu_micro_usd
@@ -215,6 +229,7 @@ def build_page(
         idle_micro_usd=totals["idle"],
         economics=tuple(economics),
         sensitive_approved=totals["approved"],
+        hourly=hourly,
     )
 
 
@@ -238,7 +253,32 @@ async def load_page(engine: AsyncEngine, rng: ReportRange,
         histograms = await _histograms(conn, period, rng, tenant_ids) if daily else {}
         economics = (await economics_lines(conn, period, model, zones or {})
                      if rng.tenant is None else [])
-    return build_page(rng, daily, histograms, now, economics)
+        hourly = await _hourly(conn, rng, model, daily, declared)
+    return build_page(rng, daily, histograms, now, economics, hourly)
+
+
+async def _hourly(conn: Any, rng: ReportRange, model: CostModel, daily: Sequence[DailyTotals],
+                  declared: Sequence[DeclaredGpus]) -> HourlyCost | None:
+    """Hours for a young deployment's page. Not on one tenant's page: the hours are weighed
+    by every tenant's arrivals, which would misplace one tenant's money."""
+    first = young_since((g.day for g in daily if g.cost_micro_usd
+                         or g.baseline_cost_micro_usd), rng.until)
+    if rng.tenant is not None or first is None:
+        return None
+    start = midnight(first)
+    end = max(start, model.end)
+    arrivals, busy = await hourly_activity(conn, start, end)
+    paid = paid_minutes_by_hour(await spans_for(conn, declared, start, end), start, end)
+    return spread_by_hour(_day_figures(daily), start, end, arrivals, busy, paid)
+
+
+def _day_figures(daily: Iterable[DailyTotals]) -> list[DayFigures]:
+    found: dict[tuple[date, str], list[int]] = {}
+    for g in daily:
+        entry = found.setdefault((g.day, g.backend or NONE_CHOSEN), [0, 0])
+        entry[0] += g.cost_micro_usd
+        entry[1] += g.baseline_cost_micro_usd
+    return [DayFigures(day, backend, c, b) for (day, backend), (c, b) in found.items()]
 
 
 def _fold(model: CostModel, tenant: str | None) -> list[DailyTotals]:

@@ -80,7 +80,7 @@ async def test_the_plan_from_observed_traffic(engine: AsyncEngine, tmp_path: Pat
         "mean_qps": round(5 / 86_400, 6),  # the day's five requests: what break-even compares
         "prompt_tokens_p90": prompt_p90,
         "output_tokens_p90": output_p90, "requests": 5,
-        "tokens_per_s_per_gpu": 4 * 300 / 60,  # the busiest minute, on its one GPU
+        "peak_output_tokens_per_s": 4 * 300 / 60,  # the busiest minute: demand, not capacity
     }
     # 2 in flight + 20 % headroom → 3 sessions; Llama 3.1 8B's catalogue shape on an L4.
     assert llama["concurrent_sessions"] == 3
@@ -88,19 +88,27 @@ async def test_the_plan_from_observed_traffic(engine: AsyncEngine, tmp_path: Pat
     assert llama["kv_bytes_per_token"] == 131_072
     assert llama["kv_bytes_per_session"] == (prompt_p90 + output_p90) * 131_072
     assert llama["gpus_for_memory"] == 1  # (16.06 GB + 3 sessions' KV) × 1.1 < 24 GB
-    # 4/60 QPS × 1.2 × p90 output tokens, at 20 tokens/s per GPU.
+    # 4/60 QPS × 1.2 × p90 output tokens against what an L4 decodes with its batch full:
+    # the KV headroom left beside 16.06 GB of weights holds 27 sessions, and each step reads
+    # the weights and every session's KV (prompt + half the output) at 60 % of 300 GB/s.
     needed = 4 / 60 * 1.2 * output_p90
     assert llama["tokens_per_s_needed"] == pytest.approx(needed)
-    assert llama["gpus_for_throughput"] == -(-needed // 20) == 2
-    assert llama["gpus"] == 2 and llama["monthly_usd"] == 2 * 730 * 0.8
+    room = 24e9 / 1.1 - 16.06e9
+    batch = int(room // ((prompt_p90 + output_p90) * 131_072))
+    step_s = (16.06e9 + batch * (prompt_p90 + output_p90 / 2) * 131_072) / (0.6 * 300e9)
+    assert (batch, llama["throughput_basis"]) == (27, "memory bandwidth")
+    assert llama["tokens_per_s_per_gpu"] == pytest.approx(batch / step_s)
+    assert llama["gpus_for_throughput"] == 1
+    assert llama["gpus"] == 1 and llama["monthly_usd"] == 730 * 0.8
     # Five requests at $0.006 on the baseline in one day: a month of it is 730/24 days.
     assert llama["baseline_monthly_usd"] == round(0.030 * 730 / 24, 2)
-    assert llama["break_even_qps"] == round(1168 / (0.006 * 730 * 3600), 4)
+    assert llama["break_even_qps"] == round(584 / (0.006 * 730 * 3600), 4)
     one = llama["spill"][0]
-    # The busiest 1 % of the day's minutes holds both busy minutes: all of it goes out.
+    # The busiest 1 % of the day's minutes holds both busy minutes: all of it goes out, and
+    # one GPU is still the least a deployment holds, so spilling only adds the API's cost.
     assert (one["top_share"], one["gpus"], one["spilled_share"]) == (0.01, 1, 1.0)
     assert one["api_monthly_usd"] == round(0.030 * 730 / 24, 2)
-    assert one["saved_monthly_usd"] == round(1168 - 584 - 0.030 * 730 / 24, 2)
+    assert one["saved_monthly_usd"] == round(-0.030 * 730 / 24, 2)
 
 
 async def test_an_unknown_model_asks_for_its_size(engine: AsyncEngine, tmp_path: Path,
@@ -126,17 +134,19 @@ async def test_the_report_page_has_the_same_plan(engine: AsyncEngine, tmp_path: 
     assert result.exit_code == 0, result.output
     page = out.read_text()
     section = page[page.index('<section id="capacity">'):]
-    # The same figures as the plan above: 2 GPUs at $1,168 a month for llama-8b.
+    # The same figures as the plan above: 1 GPU at $584 a month for llama-8b.
     assert "<td>llama-8b</td><td>2.00</td><td>0.067</td>" in section
-    assert "<td>2</td><td>$1,168.00</td>" in section
+    assert "<td>1</td><td>$584.00</td>" in section
     # Break-even beside the mean QPS in the same (sustained) unit, as the CLI states both.
     text = await asyncio.to_thread(
         CliRunner().invoke, cli,
         ["plan", "--from-audit", "--since", "2026-11-18", "--until", "2026-11-18",
          "--policy", str(path), "--database-url", url],
         env={"GATEWAY_DATABASE_URL": None}, catch_exceptions=False)
-    break_even = f"{1168 / (0.006 * 730 * 3600):,.4f}"
+    break_even = f"{584 / (0.006 * 730 * 3600):,.4f}"
     mean = f"{5 / 86_400:,.4f}"
     assert f"<td>{mean}</td><td>{break_even}</td>" in section
     assert f"above {break_even} QPS sustained (observed mean {mean} QPS)" in text.output
-    assert f"${1168:,.2f} a month" in text.output and "$1,168.00" in section
+    assert "$584.00 a month" in text.output and "$584.00" in section
+    # A spill that only adds the API's cost says so with the sign first, as the page does.
+    assert "saves -$0.91 a month" in text.output

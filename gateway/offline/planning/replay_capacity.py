@@ -10,6 +10,7 @@ from typing import Any
 from gateway.capacity.audit_plan import DeploymentPlan
 from gateway.capacity.fleet_plan import DEFAULTS, plan_one
 from gateway.capacity.observed import ObservedLoad
+from gateway.capacity.sizing import dollars
 from gateway.offline.replay.replay_load import AFTER, BEFORE, ReplayLoad
 from gateway.policy.loader import PolicySet
 
@@ -81,8 +82,8 @@ def capacity_lines(changes: list[CapacityChange]) -> list[str]:
             continue
         delta = c.monthly(c.after) - c.monthly(c.before)
         lines.append(f"  {c.backend}: {c.gpus(c.before)} -> {c.gpus(c.after)} GPUs, "
-                     f"${c.monthly(c.before):,.2f} -> ${c.monthly(c.after):,.2f} a month "
-                     f"({'+' if delta >= 0 else '-'}${abs(delta):,.2f})")
+                     f"{dollars(c.monthly(c.before))} -> {dollars(c.monthly(c.after))} a month "
+                     f"({'+' if delta >= 0 else ''}{dollars(delta)})")
     total = sum(c.monthly(c.after) - c.monthly(c.before) for c in changes)
-    lines.append(f"  all deployments: {'+' if total >= 0 else '-'}${abs(total):,.2f} a month")
+    lines.append(f"  all deployments: {'+' if total >= 0 else ''}{dollars(total)} a month")
     return lines

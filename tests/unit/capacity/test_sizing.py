@@ -18,6 +18,7 @@ from gateway.capacity.sizing import (
     ModelShape,
     SizingError,
     Workload,
+    decode_tokens_per_s_per_gpu,
     kv_bytes_per_token,
     size,
     what_ifs,
@@ -198,3 +199,41 @@ def test_every_gpu_backend_of_the_demo_can_be_sized() -> None:
     found = plans(policy, loads, DEFAULTS, None)
     assert owned == ["llama-8b", "qwen-32b"]
     assert all(isinstance(p, DeploymentPlan) for p in found), found
+    # Both by what their GPUs can decode (memory bandwidth), not by the 40 tokens/s a quiet
+    # busiest minute showed: demand that low needs one GPU's worth of throughput at most.
+    assert all(p.plan.throughput_basis == "memory bandwidth" for p in found)
+    assert all(p.plan.gpus_for_throughput <= p.plan.gpus_for_memory for p in found)
+
+
+def test_decode_rate_is_the_bandwidth_bound_of_a_full_batch() -> None:
+    # An 8B model on an H100: 80 GB / 1.1 − 16 GB leaves room for 288 sessions of 1,500
+    # tokens (131,072 bytes each), capped at 256 in flight; each step reads the weights
+    # and 256 sessions' KV at 1,000 + 250 tokens, at 60 % of 3,350 GB/s.
+    eight = ModelShape(8, 32, 8, 128)
+    work = Workload(1000, 500, sessions=1)
+    hw = Hardware(80, 4.5, overhead=0.1, bandwidth_gb_s=3350)
+    step_s = (16e9 + 256 * 1250 * 131_072) / (0.6 * 3350e9)
+    assert decode_tokens_per_s_per_gpu(eight, work, hw) == pytest.approx(256 / step_s)
+    # A replica of two GPUs (TP 2) holds the weights once: per GPU, half its rate.
+    tp = decode_tokens_per_s_per_gpu(eight, work, Hardware(80, overhead=0.1, tensor_parallel=2,
+                                                           bandwidth_gb_s=3350))
+    assert tp == pytest.approx(256 / ((16e9 + 256 * 1250 * 131_072) / (2 * 0.6 * 3350e9)) / 2)
+    # Unknown bandwidth, or no room for one session: no estimate, and a peak QPS says so.
+    assert decode_tokens_per_s_per_gpu(eight, work, Hardware(80)) is None
+    assert decode_tokens_per_s_per_gpu(eight, Workload(10**6, 0, sessions=1), hw) is None
+    with pytest.raises(SizingError, match="tokens-per-s-per-gpu"):
+        size(eight, Workload(1000, 500, sessions=1, peak_qps=1), Hardware(80))
+
+
+def test_the_plan_sizes_throughput_from_the_gpu_it_is_given() -> None:
+    # 40 QPS × 500 tokens = 20,000 tok/s on H100s with no rate given: the estimate sizes it.
+    eight = ModelShape(8, 32, 8, 128)
+    hw = Hardware(80, 4.5, overhead=0.1, bandwidth_gb_s=3350)
+    plan = size(eight, Workload(1000, 500, sessions=16, peak_qps=40), hw)
+    rate = decode_tokens_per_s_per_gpu(eight, Workload(1000, 500, sessions=16), hw)
+    assert rate is not None and plan.throughput_basis == "memory bandwidth"
+    assert plan.tokens_per_s_per_gpu == rate
+    assert plan.gpus_for_throughput == -(-20_000 // rate)
+    given = size(eight, Workload(1000, 500, sessions=16, peak_qps=40),
+                 Hardware(80, 4.5, tokens_per_s_per_gpu=2500, bandwidth_gb_s=3350))
+    assert (given.throughput_basis, given.gpus_for_throughput) == ("given", 8)

@@ -223,3 +223,20 @@ def test_the_page_splits_savings_and_says_when_idle_capacity_dominates() -> None
     page = render_page(build_page(RANGE, [paid, quiet], {}, NOW))
     # 58,500 − 90,000 = −31,500: the idle GPUs, not routing, turned it negative.
     assert "Saved -$0.03 = routing savings" in page and "Idle capacity dominates" in page
+
+
+def test_a_young_deployment_sees_its_hours() -> None:
+    from gateway.reports.hourly import HourlyCost
+
+    start = datetime(2026, 11, 20, tzinfo=UTC)
+    hours = tuple(start + i * (NOW - start) / 12 for i in range(12))
+    spread = HourlyCost(hours, {"llama-8b": (0,) * 9 + (500, 1_000, 0)},
+                        (0,) * 9 + (20_000, 40_000, 0))
+    rng = ReportRange(date(2026, 10, 22), date(2026, 11, 20))
+    page = render_page(build_page(rng, [replace(GROUP, day=date(2026, 11, 20))], {}, NOW,
+                                  hourly=spread))
+    assert "<h2>Cost per hour</h2>" in page and "spread over its hours" in page
+    (cost, *_) = svgs(page)
+    labels = [t.text for t in cost.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("text-anchor") == "middle"]
+    assert labels == ["09:00", "10:00", "11:00"]  # the empty hours before the first left out

@@ -1,0 +1,41 @@
+"""A young deployment's report page on SQLite and Postgres: the cost chart has hours, and
+they add up to the day the cost model prices."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gateway.cli.main import cli
+from tests.integration.test_plan_from_audit import POLICY, traffic  # noqa: F401 (a fixture)
+
+
+async def test_a_day_old_deployment_sees_its_hours(engine: AsyncEngine, tmp_path: Path,
+                                                   traffic: None) -> None:  # noqa: F811
+    path = tmp_path / "policy.yaml"
+    path.write_text(POLICY)
+    out = tmp_path / "report.html"
+    url = engine.url.render_as_string(hide_password=False)
+    result = await asyncio.to_thread(
+        CliRunner().invoke, cli,
+        ["report", "html", "--out", str(out), "--since", "2026-11-18", "--until", "2026-11-18",
+         "--policy", str(path), "--database-url", url],
+        env={"GATEWAY_DATABASE_URL": None}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    cost = page[page.index('<section id="cost">'):page.index('<section id="mix">')]
+    assert "<h2>Cost per hour</h2>" in cost
+    labels = re.findall(r'text-anchor="middle"[^>]*>([^<]+)<', cost)
+    # The first request started at 11:09:50; llama-8b's GPUs are paid from then to midnight.
+    assert labels[0] == "11:00" and len(labels) <= 13
+    # Every bar's parts, summed, are the page's total cost (the one cost model's).
+    parts = [float(v.replace(",", "")) for v in
+             re.findall(r"<title>\d\d:00 · (?!baseline)[^:]+: \$([\d.,]+)</title>", cost)]
+    total = re.search(r'<div class="k">Cost</div><div class="v">\$([\d.,]+)<', page)
+    assert total is not None and parts
+    # Each part is printed to the precision its size deserves: they agree to within that.
+    assert abs(sum(parts) - float(total.group(1).replace(",", ""))) <= 0.02 * sum(parts)
