@@ -14,8 +14,9 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /opt/venv
 WORKDIR /src
 # Dependencies in a layer of their own (from pyproject's list), so a code change does not
-# reinstall scikit-learn and friends. EXTRAS adds optional groups: `--build-arg
-# EXTRAS=presidio` bakes in Presidio and its spaCy model (then GATEWAY_PRESIDIO=true).
+# reinstall numpy and friends. EXTRAS adds optional groups: `--build-arg
+# EXTRAS=presidio` bakes in Presidio and its spaCy model (then GATEWAY_PRESIDIO=true); the
+# serving image needs no `train` (scikit-learn, scipy: training the classifiers offline).
 ARG EXTRAS=""
 COPY pyproject.toml README.md ./
 RUN EXTRAS="${EXTRAS}" python -c "import os, tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \

@@ -30,15 +30,15 @@ import numpy as np
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_encoder import EncoderComplexityModel
 from gateway.classify.static_encoder import StaticEncoder
-from gateway.tools.complexity_encoder_train import (
+from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
+from gateway.offline.training.complexity_encoder_train import (
     EncoderTrainConfig,
     Judged,
     TrainingData,
     load_training_data,
     train_encoder_model,
 )
-from gateway.tools.complexity_train import Outcome, TrainConfig, train_model
-from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
+from gateway.offline.training.complexity_train import Outcome, TrainConfig, train_model
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "training" / "task_types"

@@ -34,16 +34,16 @@ from tables import render_text
 
 from gateway.audit.deployments import DeploymentLog
 from gateway.audit.partitions import ensure_partitions
+from gateway.capacity.fleet_plan import DEFAULTS, plans
+from gateway.capacity.observed import observed_loads
 from gateway.db.engine import create_engine
 from gateway.policy.loader import parse_policy
 from gateway.reports.build import Scope, economics_report
+from gateway.reports.capacity_html import capacity_section
 from gateway.reports.gpus import declared_gpus
 from gateway.reports.html_page import render_page
 from gateway.reports.page_data import load_page, report_range
 from gateway.reports.periods import parse_period
-from gateway.tools.capacity_html import capacity_section
-from gateway.tools.fleet_plan import DEFAULTS, plans
-from gateway.tools.observed import observed_loads
 
 REPO = Path(__file__).resolve().parents[1]
 POLICY = """\

@@ -22,9 +22,9 @@ from typing import Any
 import orjson
 
 from benchmarks.tables import render_text
+from gateway.offline.replay.replay import Replayer
 from gateway.package_data import demo_policy_path
 from gateway.policy.loader import PolicySet, load_policy
-from gateway.tools.replay import Replayer
 
 CHUNK = 10_000
 TS0_US = 1_795_000_000_000_000
@@ -36,9 +36,9 @@ def write_templates(policy: PolicySet, path: Path, count: int) -> None:
 
     from gateway.audit.records import event_row
     from gateway.budget.pricing import cost_micro_usd
+    from gateway.offline.replay.replay import rebuild
     from gateway.policy.engine import decide
     from gateway.policy.load_state import load_rejected
-    from gateway.tools.replay import rebuild
     from gateway.types import AuditEvent, BackendLoad, BackendState, FleetSnapshot, Usage
 
     now = 1_000.0

@@ -29,14 +29,14 @@ import numpy as np
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_encoder import EncoderComplexityModel
 from gateway.classify.router_model import RouterModel
-from gateway.tools.complexity_encoder_train import (
+from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
+from gateway.offline.training.complexity_encoder_train import (
     EncoderTrainConfig,
     load_training_data,
     train_encoder_model,
 )
-from gateway.tools.complexity_train import TrainConfig, load_outcomes, train_model
-from gateway.tools.router_fit import JudgedPrompt, fit_router
-from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
+from gateway.offline.training.complexity_train import TrainConfig, load_outcomes, train_model
+from gateway.offline.training.router_fit import JudgedPrompt, fit_router
 
 
 def judged_prompts(data: Path, dataset: str) -> list[JudgedPrompt]:

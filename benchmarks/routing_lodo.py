@@ -33,7 +33,7 @@ from sklearn.linear_model import LogisticRegression
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_features import extract_features
 from gateway.classify.task_type import TaskModel
-from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
+from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
 
 Array = np.ndarray
 

@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from gateway.classify.task_type import TaskModel
-from gateway.tools.task_type_train import TaskTrainConfig, bootstrap_ci, load_task_data
+from gateway.offline.training.task_type_train import TaskTrainConfig, bootstrap_ci, load_task_data
 
 FLOORS = (0.0, 0.6, 0.7, 0.8, 0.9)
 

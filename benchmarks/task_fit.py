@@ -20,8 +20,8 @@ import statistics
 from pathlib import Path
 
 from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModel
-from gateway.tools.task_type_fit import TaskFitConfig, fit_to_labels
-from gateway.tools.task_type_train import (
+from gateway.offline.training.task_type_fit import TaskFitConfig, fit_to_labels
+from gateway.offline.training.task_type_train import (
     Labelled,
     TaskTrainConfig,
     bootstrap_ci,

@@ -37,8 +37,8 @@ from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 
 from gateway.classify.complexity_features import clip_text, tokenize
-from gateway.tools.routing_metrics import apgr, apgr_interval, routing_curve
-from gateway.tools.task_type_train import (
+from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
+from gateway.offline.training.task_type_train import (
     Labelled,
     TaskTrainConfig,
     bootstrap_ci,

@@ -38,8 +38,8 @@ class Probe(Protocol):
 
 
 class RouteExplainer(Protocol):
-    """What the running gateway would do with a request, and why (the offline tools' explain,
-    bound to the live classifier, policy and fleet: the request path never imports tools)."""
+    """What the running gateway would do with a request, and why (routing/explain.py, bound
+    to the live classifier, policy and fleet)."""
 
     async def explain(self, tenant: TenantContext, request: RouteRequest) -> dict[str, Any]: ...
 

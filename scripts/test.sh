@@ -59,7 +59,7 @@ fi
 
 phase "python environment"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check -e '.[test,presidio,encoder]'
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test,train,presidio,encoder]'
 
 phase "postgres on 127.0.0.1:$PG_PORT"
 PG_BIN=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")

@@ -33,17 +33,16 @@ from gateway.audit.outcomes import OutcomeRepository
 from gateway.audit.partitions import is_postgres, keep_partitions_ahead
 from gateway.budget.redis_probe import RedisProbe
 from gateway.classify.presidio import PresidioConfig
-from gateway.classify.router_registry import FittedRouters
 from gateway.components import Components, EdgeLimits
 from gateway.conversations.repository import ResponseRepository
 from gateway.conversations.retention import keep_purging
 from gateway.db.probe import DatabaseProbe
+from gateway.reports.capacity_html import CapacityReport
 from gateway.reports.reader import ReportReader
 from gateway.routing.budgeting import BudgetGate
+from gateway.routing.live_explain import LiveExplainer
 from gateway.routing.service import RoutingService
 from gateway.settings import Settings
-from gateway.tools.capacity_html import CapacityReport
-from gateway.tools.live_explain import LiveExplainer
 
 
 async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrides, *,
@@ -64,7 +63,6 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
     audit = await open_audit(stack, settings, engine, metrics)
     outcomes = OutcomeRepository(engine)
     shadow = await open_shadow_judge(stack, providers, fleet, outcomes, metrics)
-    routers = FittedRouters()  # the `router:` models the policy names, shared with explain
     routing = RoutingService(
         policy=policy,
         classifier=classifier,
@@ -76,7 +74,6 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
         tracing=observability.tracing,
         engine_counter=engine_counter,
         shadow=shadow,
-        routers=routers,
     )
     # Closed before everything above: a stream that ended as the server stopped still
     # settles its budget and lands its audit row.
@@ -110,7 +107,7 @@ async def assemble(stack: AsyncExitStack, settings: Settings, overrides: Overrid
         reports=ReportReader(engine),
         outcomes=outcomes,
         capacity=CapacityReport(engine),
-        explainer=LiveExplainer(classifier, policy, fleet, routers),
+        explainer=LiveExplainer(classifier, policy, routing.pipeline),
         database=DatabaseProbe(engine),
         redis=RedisProbe(redis) if redis is not None else None,
         key_changes=tenancy.key_changes,

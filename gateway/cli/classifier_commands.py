@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING
 import click
 
 from gateway.classify.complexity import DEFAULT_MODEL_PATH  # light: no numpy, no sklearn
+from gateway.cli.extras import needs_train
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     import numpy as np
 
     from gateway.classify.complexity import ComplexityModel
-    from gateway.tools.complexity_train import (
+    from gateway.offline.evaluation.routing_metrics import RouterReport
+    from gateway.offline.training.complexity_train import (
         Outcome,
         Split,
     )
-    from gateway.tools.routing_metrics import RouterReport
 
 
 # Cost assumption for "cost saved": prompt tokens only, estimated as characters / 4 (English
@@ -56,11 +57,12 @@ def classifier() -> None:
               show_default=True, help="where to write the model JSON")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="seeds the held-out split (MMLU subjects, GSM8K rows)")
+@needs_train
 def train(data_root: Path, out: Path, seed: int) -> None:
     """Train the n-gram complexity model (one of the shipped model's three signals) on the
     training split, write it, print held-out results."""
     from gateway.classify.complexity import ComplexityModel
-    from gateway.tools.complexity_train import (
+    from gateway.offline.training.complexity_train import (
         TrainConfig,
         split_outcomes,
         train_model,
@@ -85,11 +87,12 @@ def train(data_root: Path, out: Path, seed: int) -> None:
               help="data root holding routing/routellm_mmlu_gsm8k.jsonl")
 @click.option("--model", "model_path", type=click.Path(path_type=Path),
               default=DEFAULT_MODEL_PATH, show_default=True)
+@needs_train
 def evaluate(data_root: Path, model_path: Path) -> None:
     """APGR, calls to reach 95 % and cost saved on the model's held-out split, beside the
     length heuristic and random routing."""
     from gateway.classify.complexity import ComplexityModel, ComplexityModelError
-    from gateway.tools.complexity_train import TrainConfig, split_outcomes
+    from gateway.offline.training.complexity_train import TrainConfig, split_outcomes
 
     try:
         model = ComplexityModel.load(model_path)
@@ -114,6 +117,7 @@ def evaluate(data_root: Path, model_path: Path) -> None:
               help="data root holding routing/routellm_mmlu_gsm8k.jsonl")
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(2, 50),
               help="held-out splits to train and evaluate, seeds 0..N-1")
+@needs_train
 def crossval(data_root: Path, seeds: int) -> None:
     """APGR over several held-out splits (each holding out different MMLU subjects), so one
     lucky or unlucky choice of subjects cannot decide the verdict. The model shipped is the
@@ -121,7 +125,7 @@ def crossval(data_root: Path, seeds: int) -> None:
     import numpy as np
 
     from gateway.classify.complexity import ComplexityModel
-    from gateway.tools.complexity_train import TrainConfig, split_outcomes, train_model
+    from gateway.offline.training.complexity_train import TrainConfig, split_outcomes, train_model
 
     outcomes = _load_or_exit(data_root)
     results: dict[tuple[str, str], list[float]] = {}
@@ -147,7 +151,7 @@ def crossval(data_root: Path, seeds: int) -> None:
 
 
 def _load_or_exit(data_root: Path) -> list[Outcome]:
-    from gateway.tools.complexity_train import load_outcomes
+    from gateway.offline.training.complexity_train import load_outcomes
 
     try:
         return load_outcomes(data_root)
@@ -174,7 +178,7 @@ def _evaluate(model: ComplexityModel, split: Split) -> list[TableRow]:
 def _report(scores: np.ndarray, rows: Sequence[Outcome]) -> RouterReport:
     import numpy as np
 
-    from gateway.tools.routing_metrics import report_router
+    from gateway.offline.evaluation.routing_metrics import report_router
 
     tokens = np.array([math.ceil(len(o.prompt) / CHARS_PER_TOKEN) for o in rows])
     return report_router(
@@ -190,7 +194,7 @@ def _report(scores: np.ndarray, rows: Sequence[Outcome]) -> RouterReport:
 def _random(rows: Sequence[Outcome]) -> RouterReport:
     import numpy as np
 
-    from gateway.tools.routing_metrics import RouterReport
+    from gateway.offline.evaluation.routing_metrics import RouterReport
 
     rng = np.random.default_rng(0)
     reports = [_report(rng.random(len(rows)), rows) for _ in range(RANDOM_ROUTER_DRAWS)]

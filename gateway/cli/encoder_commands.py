@@ -16,8 +16,7 @@ from gateway.classify.encoder_paths import (
     TOKENIZER_PATH,
 )
 from gateway.cli.classifier_commands import classifier
-
-ENCODER_EXTRA = "pip install 'llm-routing-gateway[encoder]'"
+from gateway.cli.extras import ENCODER_EXTRA, needs_train
 
 
 @classifier.command("distill")
@@ -41,8 +40,8 @@ def distill(encoder_path: Path, tokenizer_path: Path | None, out: Path, dims: in
     reduce by PCA and quantise to int8 rows: the static table `GATEWAY_ENCODER_TABLE` reads.
     The same encoder and tokenizer give the same file, byte for byte, on one machine."""
     try:
-        from gateway.tools.encoder_distill import DistillConfig, find_encoder
-        from gateway.tools.encoder_distill import distill as run_distill
+        from gateway.offline.distillation.encoder_distill import DistillConfig, find_encoder
+        from gateway.offline.distillation.encoder_distill import distill as run_distill
     except ImportError as exc:
         raise click.ClickException(f"distill needs onnxruntime ({exc.name} is missing):"
                                    f" {ENCODER_EXTRA}") from None
@@ -88,6 +87,7 @@ def _tokenizer_beside(encoder_path: Path) -> Path:
 @click.option("--out", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help=f"default: {DEFAULT_COMPLEXITY_PATH.name}, or {MINILM_COMPLEXITY_PATH.name}"
               " for minilm, in the package")
+@needs_train
 def train_complexity(data_root: Path, prompts_dir: Path, encoder_kind: str,
                      encoder_table: Path | None, onnx_path: Path | None,
                      out: Path | None) -> None:
@@ -98,7 +98,7 @@ def train_complexity(data_root: Path, prompts_dir: Path, encoder_kind: str,
     from gateway.classify.complexity import ComplexityModel
     from gateway.classify.complexity_encoder import SentenceEncoder
     from gateway.classify.static_encoder import EncoderTableError, StaticEncoder
-    from gateway.tools.complexity_encoder_train import (
+    from gateway.offline.training.complexity_encoder_train import (
         EncoderTrainConfig,
         check_export,
         load_training_data,

@@ -10,19 +10,19 @@ import click
 import orjson
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    from gateway.tools.audit_plan import DeploymentPlan
-    from gateway.tools.observed import ObservedLoad
-    from gateway.tools.sizing import ModelShape
+    from gateway.capacity.audit_plan import DeploymentPlan
+    from gateway.capacity.observed import ObservedLoad
+    from gateway.capacity.sizing import ModelShape
 
 
 
 def run_from_audit(options: dict[str, Any], base: ModelShape | None) -> str:
+    from gateway.capacity.fleet_plan import plans
+    from gateway.capacity.observed import observed_loads
     from gateway.cli.database import Database, run_with_database
     from gateway.cli.report_commands import policy_or_none
     from gateway.errors import InvalidRequest
     from gateway.reports.periods import parse_period
-    from gateway.tools.fleet_plan import plans
-    from gateway.tools.observed import observed_loads
 
     policy = policy_or_none(options["policy_path"])
     if policy is None:
@@ -79,7 +79,7 @@ def _text(meta: dict[str, Any], found: list[DeploymentPlan | tuple[str, str]]) -
              f"{meta['headroom']:.0%}"]
     if not found:
         lines.append("(no self-hosted deployment with GPUs served traffic in this range)")
-    from gateway.tools.sizing import dollars
+    from gateway.capacity.sizing import dollars
 
     for p in found:
         if isinstance(p, tuple):

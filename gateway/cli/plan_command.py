@@ -14,7 +14,7 @@ import click
 import orjson
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    from gateway.tools.sizing import (
+    from gateway.capacity.sizing import (
         Hardware,
         ModelShape,
         SizingPlan,
@@ -26,9 +26,9 @@ MODEL_FLAGS = ("params_b", "layers", "kv_heads", "head_dim", "weight_bytes", "kv
 
 
 def _model(options: dict[str, Any]) -> ModelShape:
-    from gateway.tools.catalogue import MODELS
-    from gateway.tools.model_config import ConfigError, shape_from_config
-    from gateway.tools.sizing import ModelShape
+    from gateway.capacity.catalogue import MODELS
+    from gateway.capacity.sizing import ModelShape
+    from gateway.offline.planning.model_config import ConfigError, shape_from_config
 
     shape: ModelShape | None = None
     if options["model"]:
@@ -49,7 +49,7 @@ def _model(options: dict[str, Any]) -> ModelShape:
 
 
 def _find(table: dict[str, Any], name: str, what: str, hint: str) -> str:
-    from gateway.tools.catalogue import find
+    from gateway.capacity.catalogue import find
 
     try:
         return find(table, name, what)
@@ -58,8 +58,8 @@ def _find(table: dict[str, Any], name: str, what: str, hint: str) -> str:
 
 
 def _hardware(options: dict[str, Any]) -> Hardware:
-    from gateway.tools.catalogue import GPUS
-    from gateway.tools.sizing import Hardware
+    from gateway.capacity.catalogue import GPUS
+    from gateway.capacity.sizing import Hardware
 
     memory, price = options["gpu_memory_gb"], options["gpu_hourly_usd"]
     bandwidth = None
@@ -75,7 +75,7 @@ def _hardware(options: dict[str, Any]) -> Hardware:
 
 
 def _workload(options: dict[str, Any]) -> Workload:
-    from gateway.tools.sizing import Workload
+    from gateway.capacity.sizing import Workload
 
     if options["prompt_tokens"] is None or options["output_tokens"] is None:
         raise click.UsageError("give --prompt-tokens and --output-tokens")
@@ -85,7 +85,7 @@ def _workload(options: dict[str, Any]) -> Workload:
 
 
 def _gb(n: float) -> str:
-    from gateway.tools.sizing import GB
+    from gateway.capacity.sizing import GB
 
     return f"{n / GB:,.2f} GB"
 
@@ -113,7 +113,7 @@ def plan_lines(plan: SizingPlan) -> list[tuple[str, str]]:
 
 def render_plan(plan: SizingPlan, variants: list[tuple[str, SizingPlan | str]] | None,
                 fmt: str) -> str:
-    from gateway.tools.sizing import SizingPlan
+    from gateway.capacity.sizing import SizingPlan
 
     if fmt == "json":
         body: dict[str, Any] = plan.as_json()
@@ -138,7 +138,7 @@ def render_plan(plan: SizingPlan, variants: list[tuple[str, SizingPlan | str]] |
 
 
 def _options(command: Any) -> Any:
-    from gateway.tools.catalogue import GPUS, MODELS
+    from gateway.capacity.catalogue import GPUS, MODELS
 
     for option in reversed((
         click.option("--model", default=None,
@@ -204,8 +204,8 @@ def _options(command: Any) -> Any:
 @_options
 def plan(**options: Any) -> None:
     """GPUs a model and workload need (memory and throughput) and their monthly cost."""
+    from gateway.capacity.sizing import SizingError, size, what_ifs
     from gateway.cli.plan_audit import run_from_audit
-    from gateway.tools.sizing import SizingError, size, what_ifs
 
     if options["from_audit"]:
         base = _model(options) if options["model"] or options["model_config"] else None

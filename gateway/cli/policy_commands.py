@@ -18,9 +18,9 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from gateway.audit.reading import AuditRange
+    from gateway.offline.replay.replay_report import ReplayReport
+    from gateway.offline.replay.router_replay import RouterReplay
     from gateway.policy.loader import PolicySet
-    from gateway.tools.replay_report import ReplayReport
-    from gateway.tools.router_replay import RouterReplay
 
 
 @click.group()
@@ -81,8 +81,8 @@ def explain_command(policy_path: Path | None, tenant: str, request_path: Path, e
     from gateway.classify.task_type import TaskModelError
     from gateway.errors import GatewayError
     from gateway.policy.loader import PolicyError, load_policy
+    from gateway.routing.explain import explain, render_table
     from gateway.settings import Settings
-    from gateway.tools.explain import explain, render_table
     from gateway.types import TenantContext
 
     try:
@@ -143,9 +143,13 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     """
     from gateway.audit.reading import AuditRange
     from gateway.cli.database import run_with_database
-    from gateway.cli.replay_capacity import capacity_changes, capacity_json, capacity_lines
+    from gateway.offline.planning.replay_capacity import (
+        capacity_changes,
+        capacity_json,
+        capacity_lines,
+    )
+    from gateway.offline.replay.replay_table import render_table
     from gateway.policy.loader import PolicyError, load_policy
-    from gateway.tools.replay_table import render_table
 
     try:
         loaded = load_policy(policy_path)
@@ -180,7 +184,7 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
 
 def _router_replay(loaded: PolicySet, router_dir: Path) -> RouterReplay:
     from gateway.classify.router_model import RouterModel, RouterModelError
-    from gateway.tools.router_replay import RouterReplay, strong_backend
+    from gateway.offline.replay.router_replay import RouterReplay, strong_backend
 
     try:
         model = RouterModel.load(router_dir)
@@ -196,7 +200,7 @@ async def _replay(loaded: PolicySet, name: str, span: AuditRange, engine: AsyncE
     """Stream the range page by page through the replayer, with a progress bar on stderr."""
     from gateway.audit.outcomes import prompts_and_judgements
     from gateway.audit.reading import count_rows, stream_pages
-    from gateway.tools.replay import COLUMNS, Replayer
+    from gateway.offline.replay.replay import COLUMNS, Replayer
 
     total = await count_rows(engine, span) if show else 0
     err = sys.stderr

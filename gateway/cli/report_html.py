@@ -22,10 +22,10 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
 
 def _render(database_url: str | None, since: date | None, until: date | None,
             tenant: str | None, policy: PolicySet | None) -> str:
+    from gateway.reports.capacity_html import capacity_section
     from gateway.reports.gpus import declared_gpus
     from gateway.reports.html_page import render_page
     from gateway.reports.page_data import RangeError, load_page, report_range
-    from gateway.tools.capacity_html import capacity_section
 
     try:
         rng = report_range(since, until, tenant)

@@ -15,11 +15,12 @@ from gateway.cli.classifier_commands import (
     STRONG_USD_PER_MTOK,
     WEAK_USD_PER_MTOK,
 )
+from gateway.cli.extras import needs_train
 from gateway.cli.time_range import SYNTAX, instant
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
 
-    from gateway.tools.router_fit import JudgedPrompt
+    from gateway.offline.training.router_fit import JudgedPrompt
 
 
 BOOTSTRAP_DRAWS = 1000
@@ -52,10 +53,11 @@ def router() -> None:
               help="with --from-audit: default GATEWAY_DATABASE_URL (or the embedded file)")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path,
               file_okay=False), help="directory to write the router into")
+@needs_train
 def fit(outcomes_path: Path | None, from_audit: bool, tenant: str | None, since: str,
         strong_backend: str | None, database_url: str | None, out_dir: Path) -> None:
     """Fit the router on the outcomes and write it to DIR (router.json)."""
-    from gateway.tools.router_fit import (
+    from gateway.offline.training.router_fit import (
         OutcomesError,
         fit_router,
         load_outcomes_file,
@@ -85,7 +87,7 @@ def fit(outcomes_path: Path | None, from_audit: bool, tenant: str | None, since:
 def _audit_outcomes(tenant: str, since: datetime, strong_backend: str | None,
                     database_url: str | None) -> list[JudgedPrompt]:
     from gateway.cli.database import Database, run_with_database
-    from gateway.tools.audit_outcomes import AuditOutcomes, outcomes_from_audit
+    from gateway.offline.training.audit_outcomes import AuditOutcomes, outcomes_from_audit
 
     async def read(db: Database) -> AuditOutcomes:
         row = await db.tenants.get_tenant(tenant)
@@ -104,6 +106,7 @@ def _audit_outcomes(tenant: str, since: datetime, strong_backend: str | None,
 @_outcomes_option
 @click.option("--router", "router_dir", required=True,
               type=click.Path(path_type=Path, exists=True, file_okay=False))
+@needs_train
 def evaluate(outcomes_path: Path, router_dir: Path) -> None:
     """APGR with its bootstrap 90 % interval, the share of strong calls that reaches 95 % of
     the strong model's quality, and the cost saved there (prompt tokens ≈ characters / 4,
@@ -111,8 +114,8 @@ def evaluate(outcomes_path: Path, router_dir: Path) -> None:
     import numpy as np
 
     from gateway.classify.router_model import RouterModel, RouterModelError
-    from gateway.tools.router_fit import OutcomesError, load_outcomes_file
-    from gateway.tools.routing_metrics import apgr_interval, report_router
+    from gateway.offline.evaluation.routing_metrics import apgr_interval, report_router
+    from gateway.offline.training.router_fit import OutcomesError, load_outcomes_file
 
     try:
         outcomes = load_outcomes_file(outcomes_path)
@@ -171,8 +174,8 @@ def calibrate(prompts_path: Path | None, from_audit: bool, tenant: str | None, s
     (use it as `when: {p_strong: {gte: T}}`) and the cost of the traffic routed so, against
     sending all of it to the strong model. Prompt tokens from --prompts are estimated at
     four characters each; recorded traffic brings its own counts."""
-    from gateway.tools.router_calibration import Prices
-    from gateway.tools.router_calibration import calibrate as run_calibration
+    from gateway.offline.evaluation.router_calibration import Prices
+    from gateway.offline.evaluation.router_calibration import calibrate as run_calibration
 
     if (prompts_path is None) == (not from_audit):
         raise click.UsageError("give either --prompts FILE or --from-audit")

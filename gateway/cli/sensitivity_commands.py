@@ -14,14 +14,14 @@ from gateway.cli.classify_command import presidio_finder
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from gateway.classify.presidio import WithPresidio
     from gateway.classify.sensitivity import SensitivityScanner
-    from gateway.tools.sensitivity_bench import Latency
-    from gateway.tools.sensitivity_eval import (
+    from gateway.offline.evaluation.sensitivity_bench import Latency
+    from gateway.offline.evaluation.sensitivity_eval import (
         PiiReport,
         SecretScore,
         Split,
     )
-    from gateway.tools.sensitivity_ip_cases import IpCaseReport
-    from gateway.tools.sensitivity_word_problems import FlagRate
+    from gateway.offline.evaluation.sensitivity_ip_cases import IpCaseReport
+    from gateway.offline.evaluation.sensitivity_word_problems import FlagRate
 
 
 @classifier.command("eval-sensitivity")
@@ -49,16 +49,16 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
     word problems flagged, scan latency."""
     from gateway.classify.presidio import WithPresidio
     from gateway.classify.sensitivity import SensitivityScanner
-    from gateway.tools.sensitivity_bench import latency_table
-    from gateway.tools.sensitivity_eval import (
+    from gateway.offline.evaluation.sensitivity_bench import latency_table
+    from gateway.offline.evaluation.sensitivity_eval import (
         evaluate_pii,
         evaluate_secrets,
         load_pii_examples,
         load_secret_cases,
         select_split,
     )
-    from gateway.tools.sensitivity_ip_cases import evaluate_ip_cases, load_ip_cases
-    from gateway.tools.sensitivity_word_problems import word_problem_flags
+    from gateway.offline.evaluation.sensitivity_ip_cases import evaluate_ip_cases, load_ip_cases
+    from gateway.offline.evaluation.sensitivity_word_problems import word_problem_flags
 
     scanner: SensitivityScanner | WithPresidio = SensitivityScanner()
     if presidio:
@@ -89,7 +89,7 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
 
 
 def format_pii(report: PiiReport) -> str:
-    from gateway.tools.sensitivity_eval import ENTITY_MAP
+    from gateway.offline.evaluation.sensitivity_eval import ENTITY_MAP
 
     mapping = ", ".join(f"{k}→{v}" for k, v in ENTITY_MAP.items())
     lines = [

@@ -14,10 +14,11 @@ import click
 
 from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModel
 from gateway.cli import encoder_commands  # noqa: F401  (registers distill, train-complexity)
+from gateway.cli.extras import needs_train
 from gateway.cli.sensitivity_commands import classifier
 
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
-    from gateway.tools.task_type_train import (
+    from gateway.offline.training.task_type_train import (
         Labelled,
         TaskData,
         TaskTrainConfig,
@@ -39,9 +40,10 @@ _labels_option = click.option(
 @_labels_option
 @click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_TASK_MODEL_PATH,
               show_default=True, help="where to write the model JSON")
+@needs_train
 def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
     """Train the task-type model on every labelled prompt and write it."""
-    from gateway.tools.task_type_train import TaskTrainConfig, fit, write_task_model
+    from gateway.offline.training.task_type_train import TaskTrainConfig, fit, write_task_model
 
     config = TaskTrainConfig()
     data = _load_or_exit(labels_dir, data_root, config)
@@ -55,6 +57,7 @@ def train_tasks(data_root: Path, labels_dir: Path, out: Path) -> None:
 @classifier.command("eval-tasks")
 @_data_option
 @_labels_option
+@needs_train
 def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     """Accuracy on labelled prompts the model was not trained on, with bootstrap 90 % CIs:
     Arena-Bench chat prompts by a model trained without any of them (transfer), the same
@@ -64,7 +67,7 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
     and Arena-Hard v2.0's labelled blind twice for the project (the shipped recipe; none of
     these is ever trained on), and how often Arena-Hard's authors label a prompt as the
     blind passes do."""
-    from gateway.tools.task_type_train import TaskTrainConfig, fit
+    from gateway.offline.training.task_type_train import TaskTrainConfig, fit
 
     config = TaskTrainConfig()
     data = _load_or_exit(labels_dir, data_root, config)
@@ -97,7 +100,7 @@ def eval_tasks(data_root: Path, labels_dir: Path) -> None:
 
 
 def _cross_validate(data: TaskData, config: TaskTrainConfig) -> tuple[list[Labelled], list[str]]:
-    from gateway.tools.task_type_train import fit
+    from gateway.offline.training.task_type_train import fit
 
     arena = list(data.arena)
     random.Random(config.seed).shuffle(arena)
@@ -117,7 +120,7 @@ def _predict(model: TaskModel, rows: Sequence[Labelled]) -> list[str]:
 
 
 def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> None:
-    from gateway.tools.task_type_train import bootstrap_ci
+    from gateway.offline.training.task_type_train import bootstrap_ci
 
     hits = [p == r.task for p, r in zip(predicted, rows, strict=True)]
     low, high = bootstrap_ci(hits)
@@ -130,7 +133,7 @@ def _report(name: str, rows: Sequence[Labelled], predicted: Sequence[str]) -> No
 
 
 def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) -> TaskData:
-    from gateway.tools.task_type_train import load_task_data
+    from gateway.offline.training.task_type_train import load_task_data
 
     try:
         return load_task_data(labels_dir, data_root, config)
@@ -151,19 +154,20 @@ def _load_or_exit(labels_dir: Path, data_root: Path, config: TaskTrainConfig) ->
               help="labelled prompts kept out of the fit: accuracy before and after on them")
 @click.option("--c", "c", type=click.FloatRange(min=0, min_open=True), default=4.0,
               show_default=True, help="how far your labels may pull from the base model")
+@needs_train
 def fit_tasks(labelled_path: Path, out: Path, base: Path | None, test_path: Path | None,
               c: float) -> None:
     """Fit the task-type model to your own labelled prompts: the shipped model adapted (its
     weights are the prior), so a few hundred labels already help."""
     from gateway.classify.model_files import read_document
     from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH, TaskModelError
-    from gateway.tools.task_type_fit import (
+    from gateway.offline.training.task_type_fit import (
         LabelledFileError,
         TaskFitConfig,
         fit_to_labels,
         read_labelled,
     )
-    from gateway.tools.task_type_train import write_task_model
+    from gateway.offline.training.task_type_train import write_task_model
 
     try:
         document = read_document(base or DEFAULT_TASK_MODEL_PATH, "task model", TaskModelError)

@@ -125,7 +125,7 @@ class RequestPolicy:
                        router: ComplexityScorer | None = None) -> Profile:
         """Step 1 under this policy: tokens (exact only near the thresholds where the route
         changes, in every encoding the pool counts in), complexity, and what the tenant's
-        detectors find. The live path, explain and the tools all classify here."""
+        detectors find. The live path, explain and the offline wing all classify here."""
         tenant = self.tenant
         # `router`: the loaded form of `self.router`, where the policy names one.
         complexity = ({} if router is None else

@@ -9,7 +9,6 @@ immutable value (Profile, Route, Admitted, Attempts) and settling and recording 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import time
 from collections.abc import Mapping
@@ -18,13 +17,13 @@ from dataclasses import dataclass
 from gateway.budget.pricing import cost_micro_usd, effective_price, format_usd
 from gateway.classify.router_registry import FittedRouters
 from gateway.errors import GatewayError, InternalError
-from gateway.policy.engine import decide_for
 from gateway.routing.audit_labels import audit_labels
 from gateway.routing.budgeting import Admitted, BudgetGate, worst_case_of
 from gateway.routing.content_capture import capture
-from gateway.routing.engine_counts import EngineCounter, with_engine_counts
+from gateway.routing.engine_counts import EngineCounter
 from gateway.routing.failover import Failover, Undelivered, open_stream, whole_reply
 from gateway.routing.limits import LimitsResolver
+from gateway.routing.pipeline import RoutePipeline
 from gateway.routing.redaction_relay import RestoringStream, restore_body
 from gateway.routing.seams import AuditSink, Classifier, FleetTracker, PolicySource
 from gateway.routing.shadow import ShadowJudge
@@ -92,9 +91,12 @@ class RoutingService:
         self._policy = policy
         self._classifier = classifier
         # The policy's `router:` directories, loaded now and again with each reload.
-        self._routers = routers or FittedRouters()
-        self._routers.refresh(policy.current.routers.directories())
-        policy.subscribe(lambda new: self._routers.refresh(new.routers.directories()))
+        routers = routers or FittedRouters()
+        routers.refresh(policy.current.routers.directories())
+        policy.subscribe(lambda new: routers.refresh(new.routers.directories()))
+        # Steps 1 to 2, shared with explain (`pipeline`): engines count a prompt themselves
+        # where the policy allows, and rules read the budget gate's soft-limit flag.
+        self.pipeline = RoutePipeline(classifier, fleet, budget, engine_counter, routers)
         self._fleet = fleet
         self._budget = budget
         self._limits = limits
@@ -102,8 +104,6 @@ class RoutingService:
         self._failover = Failover(providers, fleet, classifier)
         self._finishing: set[asyncio.Task[int]] = set()  # stream ends outliving their client
         self._tracing = tracing or Tracing()  # off unless the composition root traces
-        self._engine_counter = engine_counter  # backends' own counts, where the policy allows
-        self._rotation = itertools.count()
         self._shadow = shadow  # judges a sample of answers later, off the request path
 
     async def aclose(self) -> None:
@@ -124,15 +124,14 @@ class RoutingService:
         # One policy for the whole request, even across a reload.
         arrival = Arrival(tenant, request, self._policy.current.for_request(tenant, request),
                           started_s, spans)
-        plan = arrival.plan
-        profile = spans.classified(await plan.classify(  # 1 classify
-            self._classifier, request, self._routers.get(plan.router)))
-        profile = await with_engine_counts(profile, request, arrival.plan, self._engine_counter)
+        # 1 classify, 1b count and 2 decide; a refusal is raised below, after the limits.
+        routed = await self.pipeline.route(arrival.plan, tenant, request, spans)
+        profile = routed.profile
         route: Route | None = None
         admitted: Admitted | None = None
         try:
             scopes = await self._limits.scopes_for(arrival.plan.tenant, tenant, request.tags)
-            route = self._decide(arrival, profile)  # 2 decide
+            route = routed.route()  # 2 decide: its route, or its refusal raised
             admitted = await self._reserve(arrival, profile, route, scopes)  # 3 reserve
             if request.stream:
                 return await self._open_stream(arrival, profile, route, admitted)
@@ -160,13 +159,6 @@ class RoutingService:
         return Completed(reply.body, reply.content_type,
                          response_headers(route, admitted, attempts, profile, cost),
                          delivered.endpoint)
-
-    def _decide(self, arrival: Arrival, profile: Profile) -> Route:
-        fleet = self._fleet.snapshot()
-        over_soft_limit = self._budget.over_soft_limit(arrival.tenant.tenant_id)
-        decision = decide_for(arrival.plan, arrival.request, profile, fleet,
-                              next(self._rotation), over_soft_limit)
-        return Route(arrival.spans.decided(decision), fleet, over_soft_limit)
 
     async def _reserve(self, arrival: Arrival, profile: Profile, route: Route,
                        scopes: tuple[ScopeLimits, ...]) -> Admitted:

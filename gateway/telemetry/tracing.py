@@ -144,8 +144,8 @@ class Tracing:
 
 class RequestSpans:
     """Tracing on: the spans of one request. Steps are recorded when they end, from the end
-    of the one before (decide's span therefore includes gathering its inputs: the tenant's
-    limits and the fleet snapshot)."""
+    of the one before (decide's span therefore includes gathering its inputs: the engines'
+    own prompt counts and the fleet snapshot; reserve's, the tenant's limits)."""
 
     __slots__ = ("_attempts", "_call", "_call_started_ns", "_call_started_s", "_context",
                  "_mark_ns", "_next_step", "_operation", "_recording", "_reserved", "_rule",

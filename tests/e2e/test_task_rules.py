@@ -16,10 +16,10 @@ import pytest
 
 from gateway.app import create_app
 from gateway.classify.task_type import DEFAULT_TASK_MODEL_PATH
+from gateway.offline.training.task_type_fit import fit_to_labels
+from gateway.offline.training.task_type_train import Labelled, write_task_model
 from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
-from gateway.tools.task_type_fit import fit_to_labels
-from gateway.tools.task_type_train import Labelled, write_task_model
 from tests.e2e.conftest import Gateway, create_key, home_and_away_policy, route_of
 from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import serve

@@ -12,14 +12,14 @@ from click.testing import CliRunner
 
 from gateway.classify.complexity import ComplexityModel
 from gateway.cli.classifier_commands import classifier
-from gateway.tools.complexity_train import (
+from gateway.offline.evaluation.routing_metrics import apgr, routing_curve
+from gateway.offline.training.complexity_train import (
     DATA_FILE,
     TrainConfig,
     load_outcomes,
     split_outcomes,
     train_model,
 )
-from gateway.tools.routing_metrics import apgr, routing_curve
 
 DATA_ROOT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 needs_data = pytest.mark.skipif(

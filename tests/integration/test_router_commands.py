@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from gateway.classify.router_model import RouterModel, RouterModelError
 from gateway.cli.main import cli
-from gateway.tools.router_fit import JudgedPrompt, fit_router
-from gateway.tools.routing_metrics import apgr, routing_curve
+from gateway.offline.evaluation.routing_metrics import apgr, routing_curve
+from gateway.offline.training.router_fit import JudgedPrompt, fit_router
 from tests.support.routers import shipped_encoder
 
 LANGUAGES = ["Python", "Rust", "Go", "Java", "C++", "TypeScript"]

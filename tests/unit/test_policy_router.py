@@ -70,7 +70,7 @@ def test_explain_scores_with_the_router_the_request_path_would_use(tmp_path: Pat
     from gateway.classify.complexity_features import FEATURIZER_VERSION
     from gateway.classify.router_model import ROUTER_FORMAT
     from gateway.classify.standard import standard_classifier
-    from gateway.tools.explain import explain
+    from gateway.routing.explain import explain
     from gateway.types import Endpoint, RouteRequest, TenantContext
     from tests.support.routers import shipped_encoder
 

@@ -21,7 +21,7 @@ from gateway.classify.complexity_encoder import (
 from gateway.classify.encoder_paths import DEFAULT_TABLE_PATH
 from gateway.classify.standard import load_complexity
 from gateway.classify.static_encoder import StaticEncoder, read_table
-from gateway.tools.encoder_distill import write_table
+from gateway.offline.distillation.encoder_distill import write_table
 
 
 def _document() -> dict:

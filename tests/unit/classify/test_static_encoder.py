@@ -20,7 +20,7 @@ from gateway.classify.static_encoder import (
     StaticEncoder,
     clip,
 )
-from gateway.tools.encoder_distill import write_table
+from gateway.offline.distillation.encoder_distill import write_table
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 

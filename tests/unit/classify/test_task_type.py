@@ -23,7 +23,7 @@ from gateway.classify.task_type import (
     TaskModel,
     TaskModelError,
 )
-from gateway.tools.task_type_train import Labelled, TaskTrainConfig, bootstrap_ci, fit
+from gateway.offline.training.task_type_train import Labelled, TaskTrainConfig, bootstrap_ci, fit
 from gateway.types import TASK_TYPES, Endpoint, RouteRequest
 
 

@@ -12,7 +12,7 @@ from gateway.classify.profiler import RequestClassifier
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.policy.loader import PolicyError, parse_policy
-from gateway.tools.explain import explain, render_table
+from gateway.routing.explain import explain, render_table
 from gateway.types import Backend, Endpoint, RouteRequest, TenantContext
 
 BACKENDS = """\

@@ -12,8 +12,8 @@ from gateway.classify.profiler import RequestClassifier, affinity_key
 from gateway.classify.sensitivity import SensitivityScanner
 from gateway.classify.tokens import TokenCounter
 from gateway.policy.loader import parse_policy
+from gateway.routing.explain import explain, render_table
 from gateway.routing.fleet_view import fleet_view
-from gateway.tools.explain import explain, render_table
 from gateway.types import (
     BackendLoad,
     BackendState,

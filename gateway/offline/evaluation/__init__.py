@@ -1,0 +1,2 @@
+"""Measuring the classifiers and routers: routing curves, threshold calibration, sensitivity
+scores and scan latency."""
