@@ -84,9 +84,13 @@ class RestoringStream:
                 choice["text"] = self._feed((index, "text"), choice["text"], done)
             delta = choice.get("delta")
             if isinstance(delta, dict):
-                if isinstance(delta.get("content"), str) or done:
-                    text = self._feed((index, "content"), delta.get("content") or "", done)
-                    if text or delta.get("content") is not None:
+                content = delta.get("content")
+                if isinstance(content, str) or done:
+                    # A last event whose content is not text (null, or junk) still flushes
+                    # what was held back; the junk itself is not ours to fix.
+                    text = self._feed((index, "content"),
+                                      content if isinstance(content, str) else "", done)
+                    if text or isinstance(content, str):
                         delta["content"] = text
                 for call in _objects(delta.get("tool_calls")):
                     function = call.get("function")

@@ -93,6 +93,8 @@ def relay(events: list[bytes]) -> list[bytes]:
 @settings(max_examples=300)
 @given(st.lists(bodies, min_size=1, max_size=4))
 @example([orjson.dumps({"choices": [{"index": [1], "delta": {"content": "[EMA"}}]})])
+@example([orjson.dumps({"choices": [{"index": 0, "delta": {"content": True},
+                                     "finish_reason": "stop"}]})])
 def test_restoring_any_stream_never_raises(events: list[bytes]) -> None:
     assert all(isinstance(e, bytes) for e in relay(events))
 
