@@ -21,7 +21,6 @@ Prints tables; nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import numpy as np
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_encoder import EncoderComplexityModel
 from gateway.classify.static_encoder import StaticEncoder
+from gateway.offline.evaluation.public_prompts import hard_and_everyday
 from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
 from gateway.offline.training.complexity_encoder_train import (
     EncoderTrainConfig,
@@ -42,7 +42,6 @@ from gateway.offline.training.complexity_train import Outcome, TrainConfig, trai
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "training" / "task_types"
-EVERYDAY = ("generic", "knowledge", "roleplay", "common-sense", "writing")
 
 
 def ngram_without(data: TrainingData, left_out: str) -> ComplexityModel:
@@ -100,14 +99,7 @@ def main() -> None:
             print(f"{left_out:8} {len(rows):5} {name:18} {value:6.3f}  [{low:.3f}, {high:.3f}]"
                   f"  {note}", flush=True)
 
-    def rows_of(name: str) -> list[dict[str, str]]:
-        with (TASKS / name).open(encoding="utf-8") as lines:
-            return [json.loads(line) for line in lines if line.strip()]
-
-    hard = [r["prompt"] for r in rows_of("arena_hard_v2_questions.jsonl")
-            if r["category"] == "hard_prompt"]
-    easy = [r["prompt"] for r in rows_of("vicuna_bench_questions.jsonl")
-            if r["category"] in EVERYDAY]
+    hard, easy = hard_and_everyday(TASKS)
     new = EncoderComplexityModel.load()
     print(f"\n{'model':24} {'hard -> high':>14} {'everyday -> high':>17}  (n = {len(hard)},"
           f" {len(easy)}; never trained or calibrated on)")

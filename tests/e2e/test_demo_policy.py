@@ -22,6 +22,7 @@ import openai
 import pytest
 
 from gateway.cli.demo_workload import HARD, contract, luhn_card
+from gateway.offline.evaluation.public_prompts import hard_and_everyday
 from gateway.package_data import demo_policy_path
 from tests.support.processes import Process
 from tests.support.servers import free_port
@@ -138,19 +139,11 @@ def test_a_named_model_is_served_by_the_simulated_anthropic_api(demo: Demo) -> N
 # real Chatbot Arena traffic (lmarena/arena-hard-auto, Apache-2.0), and Vicuna-bench's
 # everyday categories (lm-sys/FastChat, Apache-2.0).
 TASKS = Path(__file__).resolve().parents[2] / "training" / "task_types"
-EVERYDAY = ("generic", "knowledge", "roleplay", "common-sense", "writing")
 EXTERNAL = {"gpt-4o", "claude-sonnet"}
 
 
 def _public_prompts() -> tuple[list[str], list[str]]:
-    def rows(name: str) -> list[dict[str, str]]:
-        with (TASKS / name).open(encoding="utf-8") as lines:
-            return [json.loads(line) for line in lines if line.strip()]
-
-    hard = [r["prompt"] for r in rows("arena_hard_v2_questions.jsonl")
-            if r["category"] == "hard_prompt"]
-    easy = [r["prompt"] for r in rows("vicuna_bench_questions.jsonl")
-            if r["category"] in EVERYDAY]
+    hard, easy = hard_and_everyday(TASKS)
     return random.Random(31).sample(hard, 40), easy
 
 
