@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REQUIRE
+from tests.resilience.redis_server import redis_server
 
 # Closes what a test opened and collects after it, so a socket a test left unclosed fails that
 # test (warnings are errors), not whichever later one happens to trigger a collection.
 from tests.support.sdk_clients import close_opened_clients
 from tests.support.servers import free_port
 
-__all__ = ["close_opened_clients"]
+__all__ = ["close_opened_clients", "redis_server"]
 
 
 @dataclass

@@ -6,9 +6,7 @@ outage's unmetered spend counted."""
 
 from __future__ import annotations
 
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import openai
@@ -19,10 +17,9 @@ from gateway.policy.loader import parse_policy
 from gateway.settings import Settings
 from gateway.sim.config import SimConfig
 from gateway.sim.server import create_sim_app
-from tests.conftest import REQUIRE
 from tests.e2e.conftest import FAST, create_key
 from tests.resilience.processes import sims_policy
-from tests.resilience.test_redis_outage import RedisServer
+from tests.resilience.redis_server import RedisServer
 from tests.support.audit_mirror import mirror_rows
 from tests.support.servers import ServerThread, serve
 
@@ -34,21 +31,6 @@ SHARE = 0.25
 PROMPT = [{"role": "user", "content": "Tell me a long story about a careful accountant."}]
 POLICY = (f"tenants:\n  {TENANT}:\n    budget: {{daily_usd: {BUDGET_MICRO_USD / 1e6}}}\n"
           "    on_budget_store_error: fail_open\n")
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
-        if REQUIRE:
-            pytest.fail("redis-server not installed")
-        pytest.skip("redis-server not installed")
-    server = RedisServer(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.proc is not None:
-            server.kill()
 
 
 def call(url: str, key: str) -> tuple[int, str]:
