@@ -138,7 +138,19 @@ def assess(
     policy: TelemetryPolicy, depth: tuple[int, int] | None = None,
 ) -> Pressure:
     if state is None or state.load is None:
-        return ROOM  # never scraped (or not scrapable): judged by its priors and its circuit
+        # Never scraped (or not scrapable): judged by its priors and its circuit, and, where
+        # the batch size is declared, by the gateway's own requests there. A gateway that
+        # has just started sends a burst before its first scrape lands; its own in-flight
+        # requests already fill the slots, and queueing behind them is no different.
+        slots = backend.engine.max_num_seqs if backend.engine is not None else None
+        if state is None or slots is None or state.in_flight < slots:
+            return ROOM
+        ahead = state.in_flight - slots + 1
+        if ahead > policy.max_waiting:
+            return Pressure(f"saturated: would wait behind {ahead - 1} of the gateway's own "
+                            "requests for a batch slot (not scraped yet)", False, 1.0,
+                            RejectionKind.QUEUED)
+        return ROOM
     load = state.load
     age = now_s - load.scraped_at_s
     if age > policy.stale_after_s:

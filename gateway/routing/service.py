@@ -127,17 +127,27 @@ class RoutingService:
         # 1 classify, 1b count and 2 decide; a refusal is raised below, after the limits.
         routed = await self.pipeline.route(arrival.plan, tenant, request, spans)
         profile = routed.profile
+        # From the decision to the dispatch the request awaits its limits and budget, and
+        # other requests decide meanwhile: the fleet counts it on its primary from now.
+        held = routed.decided.decision.primary.name if routed.decided is not None else None
+        if held is not None:
+            self._fleet.hold(held)
         route: Route | None = None
         admitted: Admitted | None = None
         try:
             scopes = await self._limits.scopes_for(arrival.plan.tenant, tenant, request.tags)
             route = routed.route()  # 2 decide: its route, or its refusal raised
             admitted = await self._reserve(arrival, profile, route, scopes)  # 3 reserve
+            if held is not None:  # the attempt counts it from here (no await between)
+                self._fleet.unhold(held)
+                held = None
             if request.stream:
                 return await self._open_stream(arrival, profile, route, admitted)
             delivered = await self._failover.deliver(  # 4 dispatch
                 arrival, profile, route.decision, whole_reply)
         except BaseException as exc:
+            if held is not None:  # refused (limits, budget) or cancelled before dispatch
+                self._fleet.unhold(held)
             attempts, cause = NO_ATTEMPTS, exc
             if isinstance(exc, Undelivered):
                 attempts, cause = exc.attempts, exc.cause

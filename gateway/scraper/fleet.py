@@ -76,6 +76,7 @@ class _Backend:
     in_flight: int = 0
     in_flight_kv_tokens: int = 0
     sent_since_scrape: int = 0
+    held: int = 0  # decided for this backend, not dispatched yet (hold/unhold)
     kv_reserved_tokens: int = 0
     queued_prefill_tokens: int = 0
     prefill_peaks: deque[float] | None = None
@@ -174,6 +175,21 @@ class FleetState:
         if entry is not None:
             entry.breaker.on_abandoned()
             self._dirty.add(ticket.backend)
+
+    def hold(self, backend: str) -> None:
+        """A request decided for `backend` whose limits and budget are still being checked
+        (awaits, during which other requests decide): counted as in flight there until
+        `unhold`, so a burst decided before any of it is dispatched still sees the batch
+        fill, rather than every request of it picking the same idle engine."""
+        self._entry(backend).held += 1
+        self._dirty.add(backend)
+
+    def unhold(self, backend: str) -> None:
+        """The held request is dispatched (its attempt counts it from now) or refused."""
+        entry = self._backends.get(backend)
+        if entry is not None and entry.held > 0:
+            entry.held -= 1
+            self._dirty.add(backend)
 
     # ---- scraper side (the poller's LoadSink) ------------------------------------------------
     def record_load(self, backend: str, load: BackendLoad) -> None:
@@ -304,9 +320,11 @@ def _state_of(entry: _Backend, now_s: float) -> BackendState:
         error_rate=breaker.error_rate,
         ttft_s=entry.latency.ttft_s,
         tpot_s=entry.latency.tpot_s,
-        in_flight=entry.in_flight,
+        # Held requests are on their way: in flight for every decision made meanwhile, and
+        # in no scrape yet.
+        in_flight=entry.in_flight + entry.held,
         in_flight_kv_tokens=max(0, entry.in_flight_kv_tokens),
-        sent_since_scrape=entry.sent_since_scrape,
+        sent_since_scrape=entry.sent_since_scrape + entry.held,
         kv_reserved_tokens=entry.kv_reserved_tokens,
         queued_prefill_tokens=max(0, entry.queued_prefill_tokens),
         prefill_tokens_per_s=entry.prefill_peak,

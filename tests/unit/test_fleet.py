@@ -142,3 +142,23 @@ def test_latency_stats_and_percentiles():
     assert percentile([], 0.5) is None
     assert split_latency(0.2, 1.2, 11) == 0.1
     assert split_latency(None, 1.2, 11) is None and split_latency(0.2, 1.2, 1) is None
+
+
+def test_a_held_request_counts_as_in_flight_and_unsent_until_let_go():
+    clock = Clock()
+    fleet = FleetState(clock=clock)
+    fleet.record_load("a", load(clock.now, running=3))
+    fleet.hold("a")
+    fleet.hold("a")
+    state = fleet.snapshot().backends["a"]
+    assert (state.in_flight, state.sent_since_scrape) == (2, 2)
+    fleet.record_load("a", load(clock.now + 1, running=3))  # not in any scrape: still held
+    assert fleet.snapshot().backends["a"].sent_since_scrape == 2
+    fleet.unhold("a")
+    ticket = fleet.dispatched("a", 10, 20)  # the attempt counts it from here
+    assert fleet.snapshot().backends["a"].in_flight == 2
+    fleet.unhold("a")
+    fleet.unhold("a")  # more lets-go than holds change nothing
+    fleet.succeeded(ticket, 0.05, 0.01)
+    state = fleet.snapshot().backends["a"]
+    assert (state.in_flight, state.sent_since_scrape) == (0, 0)

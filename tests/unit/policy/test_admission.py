@@ -22,6 +22,7 @@ from gateway.types import (
     Endpoint,
     FleetSnapshot,
     Profile,
+    RejectionKind,
     RouteRequest,
     TenantContext,
     TtftInputs,
@@ -80,6 +81,24 @@ def test_a_queue_behind_a_long_prefill_with_free_slots_is_not_saturation():
     full = state(running=8, waiting=1)
     assert queued_ahead(A, full) == 2
     assert "wait behind 1 queued" in str(assess(A, full, 100, NOW, TelemetryPolicy()).saturated)
+
+
+def test_before_its_first_scrape_a_backend_is_full_when_the_gateways_own_requests_fill_it():
+    # A gateway that just started has no gauges yet: its own in-flight requests are the load.
+    assert assess(A, BackendState(in_flight=7), 100, NOW, TelemetryPolicy()).saturated is None
+    full = assess(A, BackendState(in_flight=8), 100, NOW, TelemetryPolicy())
+    assert "wait behind 0 of the gateway's own requests" in str(full.saturated)
+    assert full.kind is RejectionKind.QUEUED
+    assert assess(A, BackendState(in_flight=8), 100, NOW,
+                  TelemetryPolicy(max_waiting=1)).saturated is None  # one may wait
+    # Without a declared batch size nothing says when it is full: judged by its priors.
+    api = policy.backends["api"]
+    assert assess(api, BackendState(in_flight=500), 100, NOW, TelemetryPolicy()).saturated \
+        is None
+    # The decision spills to the pool's other engine, then to the API, as with gauges.
+    fleet = {"a": BackendState(in_flight=8), "b": BackendState(in_flight=8)}
+    decision = route(fleet)
+    assert decision.primary.name == "api" and decision.spilled
 
 
 def test_without_a_known_batch_size_a_queue_still_means_a_full_batch():

@@ -108,9 +108,16 @@ class RecordingFleet:
     def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
         self.prefix_keys: list[bytes | None] = []  # per dispatch
+        self.holds: list[tuple[str, str]] = []  # ("hold" | "unhold", backend), apart
 
     def snapshot(self) -> FleetSnapshot:
         return FleetSnapshot()
+
+    def hold(self, backend: str) -> None:
+        self.holds.append(("hold", backend))
+
+    def unhold(self, backend: str) -> None:
+        self.holds.append(("unhold", backend))
 
     def dispatched(
         self, backend: str, prompt_tokens: int, kv_tokens: int, prefix_key: bytes | None = None

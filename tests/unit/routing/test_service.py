@@ -124,6 +124,8 @@ async def test_a_request_over_its_budget_is_refused_before_any_backend_is_called
     with pytest.raises(QuotaExceeded, match="daily token budget"):
         await h.service.handle(CAPPED, request())
     assert h.provider.calls == [] and h.fleet.events == []
+    # Held on its primary while its budget was checked, and let go when it was refused.
+    assert h.fleet.holds == [("hold", "a"), ("unhold", "a")]
     [event] = h.audit.events
     assert (event.status, event.error_type, event.backend, event.rule) == (
         429, "insufficient_quota", None, "model-pool")
@@ -140,6 +142,7 @@ async def test_a_stream_is_relayed_then_settled_and_recorded_from_its_usage_chun
     assert pieces[0] == b"data: " + b'{"choices":[{"index":0,"delta":{"content":"he"}}]}' + b"\n\n"
     assert pieces[-1] == DONE and len(pieces) == 4  # the usage chunk was ours, not the client's
     assert h.fleet.events == [("dispatched", "a"), ("first_token", "a"), ("succeeded", "a")]
+    assert h.fleet.holds == [("hold", "a"), ("unhold", "a")]  # released as it was dispatched
     assert h.provider.streams[0].closed
     [event] = h.audit.events
     assert (event.outcome, event.stream, event.completion_tokens, event.cost_micro_usd) == (
