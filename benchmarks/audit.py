@@ -29,7 +29,7 @@ from machine import describe_machine
 from sqlalchemy import text
 from tables import render_text
 
-from gateway.audit.partitions import ensure_partitions
+from gateway.audit.partition_repository import ensure_partitions
 from gateway.db.engine import create_engine
 
 REPO = Path(__file__).resolve().parents[1]

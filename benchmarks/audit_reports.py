@@ -12,11 +12,12 @@ from datetime import UTC, date, datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from gateway.reports.audit_rows import AuditQuery, audit_page
+from gateway.reports.audit_log_repository import audit_page
+from gateway.reports.audit_rows import AuditQuery
 from gateway.reports.breakdown import breakdown
 from gateway.reports.build import price
 from gateway.reports.periods import Period
-from gateway.reports.queries import (
+from gateway.reports.rollup_repository import (
     Dimension,
     RollupQuery,
     backend_sums,

@@ -32,11 +32,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tables import render_text
 
-from gateway.audit.deployments import DeploymentLog
-from gateway.audit.partitions import ensure_partitions
+from gateway.audit.partition_repository import ensure_partitions
 from gateway.capacity.fleet_plan import DEFAULTS, plans
 from gateway.capacity.observed import observed_loads
 from gateway.db.engine import create_engine
+from gateway.deployments.repository import DeploymentLog
 from gateway.policy.loader import parse_policy
 from gateway.reports.build import Scope, economics_report
 from gateway.reports.capacity_html import capacity_section

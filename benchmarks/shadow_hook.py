@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from gateway.audit.outcomes import Judgement
+from gateway.outcomes.repository import Judgement
 from gateway.policy.loader import PolicySet, parse_policy
 from gateway.routing.shadow import ShadowJudge
 from gateway.routing.trace import Arrival, Attempts, Finished, Route

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from gateway.audit.admin_log import AdminLog
-from gateway.audit.outcomes import OutcomeRepository
+from gateway.audit.admin_repository import AdminLog
 from gateway.audit.writer import AuditWriter
 from gateway.budget.limits_repository import LimitsRepository
 from gateway.budget.store import BudgetStore
 from gateway.classify.profiler import RequestClassifier
 from gateway.conversations.repository import ResponseRepository
+from gateway.outcomes.repository import OutcomeRepository
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
 from gateway.reports.reader import ReportReader

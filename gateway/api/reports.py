@@ -21,8 +21,8 @@ from gateway.reports.audit_rows import DEFAULT_LIMIT, AuditQuery, Cursor, check_
 from gateway.reports.build import Scope, dimension
 from gateway.reports.gpus import declared_gpus
 from gateway.reports.periods import Period, parse_period
-from gateway.reports.queries import Dimension
 from gateway.reports.render import Format, ReportTable, to_csv, to_json
+from gateway.reports.rollup_repository import Dimension
 
 admin_router = APIRouter(prefix="/admin/reports", dependencies=[Depends(admin_components)])
 tenant_router = APIRouter(prefix="/v1/reports")

@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.assembly.tasks import wait_or_cancel
-from gateway.audit.gpu_minutes import GpuMinuteLog
+from gateway.deployments.gpu_minutes import GpuMinuteLog
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
 from gateway.routing.fleet_view import fleet_view

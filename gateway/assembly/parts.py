@@ -28,15 +28,15 @@ from gateway.assembly.storage import (
 )
 from gateway.assembly.tasks import keep_running
 from gateway.assembly.tenancy import open_last_known, open_tenancy
-from gateway.audit.admin_log import AdminLog
-from gateway.audit.outcomes import OutcomeRepository
-from gateway.audit.partitions import is_postgres, keep_partitions_ahead
+from gateway.audit.admin_repository import AdminLog
+from gateway.audit.partition_repository import is_postgres, keep_partitions_ahead
 from gateway.budget.redis_probe import RedisProbe
 from gateway.classify.presidio import PresidioConfig
 from gateway.components import Components, EdgeLimits
 from gateway.conversations.repository import ResponseRepository
 from gateway.conversations.retention import keep_purging
 from gateway.db.probe import DatabaseProbe
+from gateway.outcomes.repository import OutcomeRepository
 from gateway.reports.capacity_html import CapacityReport
 from gateway.reports.reader import ReportReader
 from gateway.routing.budgeting import BudgetGate

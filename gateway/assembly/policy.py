@@ -9,8 +9,10 @@ from contextlib import AsyncExitStack
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.admin_log import AdminLog, PolicyReloadAudit
-from gateway.audit.deployments import DeploymentLog, DeploymentRecorder
+from gateway.audit.admin_log import PolicyReloadAudit
+from gateway.audit.admin_repository import AdminLog
+from gateway.deployments.recorder import DeploymentRecorder
+from gateway.deployments.repository import DeploymentLog
 from gateway.policy.loader import PolicySet
 from gateway.policy.store import PolicyStore
 from gateway.reports.gpus import declared_gpus

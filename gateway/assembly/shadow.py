@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
-from gateway.audit.outcomes import OutcomeRepository
+from gateway.outcomes.repository import OutcomeRepository
 from gateway.routing.seams import FleetTracker
 from gateway.routing.shadow import ShadowJudge
 from gateway.telemetry.metrics import GatewayMetrics

@@ -9,7 +9,7 @@ from contextlib import AsyncExitStack
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.spend import AuditSpend
+from gateway.audit.spend_repository import AuditSpend
 from gateway.budget.leasing import LeasingBudgetStore
 from gateway.budget.limits import BudgetUnavailable
 from gateway.budget.memory_store import MemoryBudgetStore

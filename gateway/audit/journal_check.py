@@ -17,16 +17,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.audit.journal import SUFFIX as JOURNAL_SUFFIX
+from gateway.audit.range_repository import stored_positions
 from gateway.audit.records import Row
 from gateway.audit.spool import SUFFIX as SPOOL_SUFFIX
 from gateway.audit.spool import read_segment
-from gateway.db.audit_tables import audit_log
-
-CHUNK = 1000  # seqs asked about per query
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +79,7 @@ async def unwritten(engine: AsyncEngine, root: Path,
     for file in files:
         for row in file.rows:
             wanted[row["chain_id"]].add(row["seq"])
-    stored: set[tuple[str, int]] = set()
-    async with engine.connect() as conn:
-        for chain_id, seqs in wanted.items():
-            ordered = sorted(seqs)
-            for start in range(0, len(ordered), CHUNK):
-                part = ordered[start:start + CHUNK]
-                result = await conn.execute(
-                    select(audit_log.c.seq).where(audit_log.c.chain_id == chain_id,
-                                                  audit_log.c.seq.in_(part)))
-                stored.update((chain_id, seq) for (seq,) in result)
+    stored = await stored_positions(engine, wanted)
     missing: list[Unwritten] = []
     seen: set[tuple[str, int]] = set(quarantined)
     for file in files:

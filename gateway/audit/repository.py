@@ -13,10 +13,9 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from gateway.audit.pg_bulk import add_on_conflict, bulk_insert
+from gateway.audit.bulk_repository import add_on_conflict, bulk_insert
 from gateway.audit.records import CONTENT, Row, ts_datetime
 from gateway.audit.rollup import COUNTERS, SUMS, Rollup, rollup
 from gateway.db.audit_tables import (
@@ -28,17 +27,7 @@ from gateway.db.audit_tables import (
     backend_busy_minutes,
 )
 from gateway.db.deployment_tables import audit_token_sizes, backend_load_minutes
-
-
-def dialect_insert(conn: AsyncConnection, table: Any) -> Any:
-    """INSERT with ON CONFLICT support for whichever database this is."""
-    return _insert(conn.dialect.name, table)
-
-
-def _insert(dialect: str, table: Any) -> Any:
-    if dialect == "postgresql":
-        return postgresql.insert(table)
-    return sqlite.insert(table)
+from gateway.db.dialect import insert_for
 
 
 class Statements(NamedTuple):
@@ -46,7 +35,7 @@ class Statements(NamedTuple):
     an upsert (the `excluded` alias, each `col + excluded.col`, the cache key) cost several
     milliseconds of CPU per batch, more than the database's own work on a batch of rows."""
 
-    log: Any  # audit_log rows; SQLite only (Postgres goes through pg_bulk)
+    log: Any  # audit_log rows; SQLite only (Postgres goes through bulk_repository)
     daily: Any
     latency: Any
     busy: Any
@@ -58,10 +47,10 @@ class Statements(NamedTuple):
 
 @cache
 def statements(dialect: str) -> Statements:
-    log = _insert(dialect, audit_log).on_conflict_do_nothing(
+    log = insert_for(dialect, audit_log).on_conflict_do_nothing(
         index_elements=["chain_id", "seq", "ts"]
     ).returning(audit_log.c.chain_id, audit_log.c.seq)
-    daily = _insert(dialect, audit_daily)
+    daily = insert_for(dialect, audit_daily)
     daily = daily.on_conflict_do_update(
         index_elements=DAILY_KEY,
         set_={
@@ -70,22 +59,22 @@ def statements(dialect: str) -> Statements:
             "zone": daily.excluded.zone,
         },
     )
-    latency = _insert(dialect, audit_latency)
+    latency = insert_for(dialect, audit_latency)
     latency = latency.on_conflict_do_update(
         index_elements=LATENCY_KEY,
         set_={"count": audit_latency.c.count + latency.excluded["count"]},
     )
-    load = _insert(dialect, backend_load_minutes)
+    load = insert_for(dialect, backend_load_minutes)
     load = load.on_conflict_do_update(
         index_elements=["backend", "minute"],
         set_={c: backend_load_minutes.c[c] + load.excluded[c] for c in LOAD_COUNTERS},
     )
-    sizes = _insert(dialect, audit_token_sizes)
+    sizes = insert_for(dialect, audit_token_sizes)
     sizes = sizes.on_conflict_do_update(
         index_elements=SIZE_KEY,
         set_={"count": audit_token_sizes.c.count + sizes.excluded["count"]},
     )
-    heads = _insert(dialect, audit_chains)
+    heads = insert_for(dialect, audit_chains)
     heads = heads.on_conflict_do_update(
         index_elements=["chain_id"],
         set_={"seq": heads.excluded.seq, "row_hash": heads.excluded.row_hash,
@@ -94,9 +83,9 @@ def statements(dialect: str) -> Statements:
     )
     return Statements(
         log=log, daily=daily, latency=latency,
-        busy=_insert(dialect, backend_busy_minutes).on_conflict_do_nothing(),
+        busy=insert_for(dialect, backend_busy_minutes).on_conflict_do_nothing(),
         load=load, sizes=sizes, heads=heads,
-        content=_insert(dialect, audit_content).on_conflict_do_nothing(),
+        content=insert_for(dialect, audit_content).on_conflict_do_nothing(),
     )
 
 

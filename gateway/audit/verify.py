@@ -1,6 +1,6 @@
 """Checks hash chains: every row's hash against its content, every link to the row before it,
 and a chain's stored end against its head in `audit_chains`. Pure: rows go in, the first
-broken link of each chain comes out; gateway/audit/verify_reading.py does the SQL.
+broken link of each chain comes out; gateway/audit/chain_repository.py does the SQL.
 
 A range of a chain is checked from its anchor: the row just before the range (when one is
 stored) is fed with `link_only`, so a row deleted right at the range's start still shows as

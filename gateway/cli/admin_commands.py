@@ -49,7 +49,8 @@ def keys() -> None:
 @click.option("--name", default=None, help="a label for the key")
 def keys_create(tenant: str, name: str | None) -> None:
     """Create a key. It is printed once, on the last line; only its hash is stored."""
-    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
     from gateway.tenancy.names import tenant_name_problem
 
     problem = tenant_name_problem(tenant)
@@ -93,7 +94,8 @@ def keys_list(tenant: str | None) -> None:
 @click.argument("key_id")
 def keys_revoke(key_id: str) -> None:
     """Revoke a key by id (takes effect within the key cache TTL on running gateways)."""
-    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
 
 
     async def work(db: Database) -> bool:
@@ -136,7 +138,8 @@ def tenants_enable(name: str) -> None:
 
 
 def _set_enabled(name: str, enabled: bool) -> None:
-    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
 
     async def work(db: Database) -> bool:
         changed = await db.tenants.set_enabled(name, enabled)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # loaded when a command runs: usage errors answer at once
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from gateway.audit.journal_check import Unwritten
-    from gateway.audit.partitions import (
+    from gateway.audit.partition_repository import (
         PruneResult,
     )
     from gateway.audit.quarantine import (
@@ -104,9 +104,9 @@ def verify(since: str | None, until: str | None, journal_dir: Path | None,
     fills: those are listed, and the exit status is 3 if they are all that is missing.
     Rows a local journal or spool holds that the database lacks, left by a gateway that is
     not running, give exit status 4 (start a gateway on that directory: it replays them)."""
+    from gateway.audit.chain_repository import verify_range
     from gateway.audit.journal_check import unwritten
     from gateway.audit.quarantine import read_quarantine
-    from gateway.audit.verify_reading import verify_range
     from gateway.settings import Settings
 
     start = instant(since, end=False, param="since") if since else None
@@ -161,8 +161,9 @@ def prune_command(older_than: str, dry_run: bool, database_url: str | None) -> N
     """Remove request rows and stored content older than the cutoff. Postgres drops whole
     monthly partitions (a month straddling the cutoff stays until all of it is older);
     daily rollups and the admin log are kept."""
-    from gateway.audit.admin_log import AdminLog, cli_actor
-    from gateway.audit.partitions import prune
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
+    from gateway.audit.partition_repository import prune
 
     now = datetime.now(UTC)
     cutoff = parse_cutoff(older_than, now)
@@ -195,7 +196,7 @@ def prune_command(older_than: str, dry_run: bool, database_url: str | None) -> N
 @DATABASE_URL
 def partitions_command(ensure_ahead: int | None, database_url: str | None) -> None:
     """List audit_log's monthly partitions (Postgres) with their bounds and row counts."""
-    from gateway.audit.partitions import ensure_partitions, is_postgres, list_partitions
+    from gateway.audit.partition_repository import ensure_partitions, is_postgres, list_partitions
 
 
     async def work(engine: AsyncEngine) -> tuple[list[str], list[tuple[str, str, int | None]]]:
@@ -248,7 +249,8 @@ async def _retry(engine: AsyncEngine, path: Path,
                  waiting: list[Entry]) -> dict[tuple[str, int], str]:
     """Insert each row on its own (one refusal must not hold the others back); an
     unavailable database ends the run, keeping what was stored so far."""
-    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
     from gateway.audit.quarantine import QuarantineFile, refusal_message, refused
     from gateway.audit.repository import AuditRepository
 

@@ -221,7 +221,8 @@ def set_limits(tenant: str, scope: str, **values: Any) -> None:
     """Override one scope's budget and rate limits for TENANT. Options not given keep the
     override's current value; `none` drops one (unlimited, or the policy's default). Running
     gateways apply it within GATEWAY_LIMITS_CACHE_TTL_S."""
-    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
     from gateway.budget.limits import check_scope
     from gateway.policy.schema import BudgetSpec, LimitsSpec
 
@@ -263,7 +264,8 @@ def _compact(fields: dict[str, Any] | None) -> str:
 @click.option("--scope", required=True, help="tenant, key:<key id> or tag:<tag>")
 def clear(tenant: str, scope: str) -> None:
     """Drop a scope's override: the policy file's setting applies again."""
-    from gateway.audit.admin_log import AdminLog, cli_actor
+    from gateway.audit.admin_log import cli_actor
+    from gateway.audit.admin_repository import AdminLog
     from gateway.budget.limits import check_scope
 
     try:

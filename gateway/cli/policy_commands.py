@@ -17,7 +17,7 @@ from gateway.types import ROUTED_ENDPOINTS, Endpoint  # light: the explain optio
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from gateway.audit.reading import AuditRange
+    from gateway.audit.range_repository import AuditRange
     from gateway.offline.replay.replay_report import ReplayReport
     from gateway.offline.replay.router_replay import RouterReplay
     from gateway.policy.loader import PolicySet
@@ -141,7 +141,7 @@ def replay_command(policy_path: Path, since: str | None, until: str | None, tena
     can gate a policy change on it), 1 when the policy does not validate or the database
     cannot be read, 2 on bad options.
     """
-    from gateway.audit.reading import AuditRange
+    from gateway.audit.range_repository import AuditRange
     from gateway.cli.database import run_with_database
     from gateway.offline.planning.replay_capacity import (
         capacity_changes,
@@ -198,9 +198,9 @@ async def _replay(loaded: PolicySet, name: str, span: AuditRange, engine: AsyncE
                   page_rows: int, show: bool, rescoring: RouterReplay | None = None,
                   ) -> ReplayReport:
     """Stream the range page by page through the replayer, with a progress bar on stderr."""
-    from gateway.audit.outcomes import prompts_and_judgements
-    from gateway.audit.reading import count_rows, stream_pages
+    from gateway.audit.range_repository import count_rows, stream_pages
     from gateway.offline.replay.replay import COLUMNS, Replayer
+    from gateway.outcomes.repository import prompts_and_judgements
 
     total = await count_rows(engine, span) if show else 0
     err = sys.stderr

@@ -81,16 +81,15 @@ async def _probe(settings: Settings) -> dict[str, BaseException | str]:
 
 
 async def _database(url: str) -> BaseException | None:
-    from sqlalchemy import text
     from sqlalchemy.exc import SQLAlchemyError
 
     from gateway.db.engine import create_engine
+    from gateway.db.probe import DatabaseProbe
 
     engine = create_engine(url)
     try:
         async with asyncio.timeout(PROBE_TIMEOUT_S):
-            async with engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            await DatabaseProbe(engine).ping()
     except TimeoutError:
         return TimeoutError(f"no answer within {PROBE_TIMEOUT_S:g} s")
     except (OSError, SQLAlchemyError) as exc:  # refused, unknown host, bad password

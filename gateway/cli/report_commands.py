@@ -17,13 +17,13 @@ from gateway.reports.render import Format, ReportTable, render
 if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answer at once
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from gateway.audit.deployments import DeclaredGpus
+    from gateway.deployments.repository import DeclaredGpus
     from gateway.policy.loader import PolicySet
     from gateway.reports.build import (
         Scope,
     )
     from gateway.reports.periods import Period
-    from gateway.reports.queries import Dimension
+    from gateway.reports.rollup_repository import Dimension
 
 if TYPE_CHECKING:
     Work = Callable[[AsyncEngine, Scope], Awaitable[ReportTable]]

@@ -256,7 +256,7 @@ def _recorded(tenant: str | None, since: datetime,
               database_url: str | None) -> tuple[list[float], list[int], str]:
     from datetime import UTC
 
-    from gateway.audit.reading import AuditRange, stream_pages
+    from gateway.audit.range_repository import AuditRange, stream_pages
     from gateway.cli.database import Database, run_with_database
 
     async def read(db: Database) -> tuple[list[float], list[int]]:

@@ -1,21 +1,17 @@
 """The audit report: rows of audit_log in a time range, newest first, filtered and paged with
 a keyset cursor, so page 1000 costs what page 1 does (an index range scan on
-ix_audit_log_tenant_ts or ix_audit_log_ts, never OFFSET)."""
+ix_audit_log_tenant_ts or ix_audit_log_ts, never OFFSET). Its query is
+audit_log_repository.py's."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
-from sqlalchemy import and_, or_, select
-from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql.elements import ColumnElement
 
-from gateway.audit.records import Row, from_db, ts_datetime
-from gateway.db.audit_tables import audit_log
+from gateway.audit.records import Row, ts_datetime
 from gateway.errors import InvalidRequest
 from gateway.reports.periods import Period
 
@@ -74,39 +70,3 @@ def check_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidRequest(f"limit must be between 1 and {MAX_LIMIT}", param="limit")
     return limit
-
-
-def _before(cursor: Cursor) -> ColumnElement[bool]:
-    """Strictly after the cursor in (ts, chain_id, seq) descending order. Spelled out rather
-    than as a row comparison, with a plain `ts <=` bound the index can range-scan on."""
-    c = audit_log.c
-    ts = ts_datetime(cursor.ts_us)
-    return and_(c.ts <= ts, or_(
-        c.ts < ts,
-        and_(c.ts == ts, or_(c.chain_id < cursor.chain_id,
-                             and_(c.chain_id == cursor.chain_id, c.seq < cursor.seq))),
-    ))
-
-
-async def audit_page(conn: AsyncConnection, query: AuditQuery) -> AuditPage:
-    c = audit_log.c
-    clauses: list[ColumnElement[bool]] = [
-        c.ts >= query.period.since, c.ts < query.period.until,
-    ]
-    filters: tuple[tuple[Any, str | None], ...] = (
-        (c.tenant_id, query.tenant_id), (c.backend, query.backend),
-        (c.requested_model, query.model), (c.rule, query.rule), (c.outcome, query.outcome),
-    )
-    clauses += [column == value for column, value in filters if value is not None]
-    if query.cursor is not None:
-        clauses.append(_before(query.cursor))
-    stmt = (
-        select(audit_log).where(*clauses)
-        .order_by(c.ts.desc(), c.chain_id.desc(), c.seq.desc())
-        .limit(query.limit + 1)  # one more than asked: whether another page exists
-    )
-    rows = [from_db(r._asdict()) for r in await conn.execute(stmt)]
-    more = len(rows) > query.limit
-    rows = rows[:query.limit]
-    last = rows[-1] if more else None
-    return AuditPage(rows, Cursor(last["ts"], last["chain_id"], last["seq"]) if last else None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from gateway.reports.cost_model import IDLE, SELF_HOSTED, CostedGroup, CostModel
-from gateway.reports.queries import Dimension
+from gateway.reports.rollup_repository import Dimension
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,12 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus, busy_minutes_by_day
-from gateway.audit.gpu_minutes import gpu_usage
 from gateway.budget.pricing import format_usd
+from gateway.deployments.gpu_repository import gpu_usage
+from gateway.deployments.repository import DeclaredGpus, busy_minutes_by_day
 from gateway.errors import InvalidRequest
-from gateway.reports.audit_rows import AuditQuery, audit_page
+from gateway.reports.audit_log_repository import audit_page, entry_traffic, task_routes
+from gateway.reports.audit_rows import AuditQuery
 from gateway.reports.breakdown import breakdown
 from gateway.reports.cost_model import CostModel, price_range
 from gateway.reports.economics import (
@@ -23,20 +24,20 @@ from gateway.reports.economics import (
     gpu_paid,
     idle_sums,
 )
-from gateway.reports.entry_mix import entry_mix_table, entry_traffic
+from gateway.reports.entry_mix import entry_mix_table
 from gateway.reports.gpus import spans_for
 from gateway.reports.periods import Period
-from gateway.reports.queries import (
+from gateway.reports.render import ReportTable
+from gateway.reports.rollup_repository import (
     Dimension,
     RollupQuery,
     backend_sums,
     latency_histograms,
     usage_groups,
 )
-from gateway.reports.render import ReportTable
 from gateway.reports.shadow_cost import shadow_line
 from gateway.reports.tables import Meta, audit_table, cost_table, economics_table, savings_table
-from gateway.reports.task_mix import task_mix_table, task_routes
+from gateway.reports.task_mix import task_mix_table
 
 KINDS = ("cost", "economics", "savings", "audit", "routes", "apis")
 DIMENSIONS = {

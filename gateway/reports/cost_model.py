@@ -2,7 +2,7 @@
 reports): what a range of traffic cost, and what it saved against the baseline. Pure.
 
 - Self-hosted cost is the GPU-hours paid: for each deployment, the time in the range that the
-  policy declared it (`gateway.audit.deployments`), at its `gpu:` price. What the audit rows
+  policy declared it (`gateway.deployments.repository`), at its `gpu:` price. What the audit rows
   recorded for those requests (a token-priced estimate that budgets use) is not a cost here.
 - API cost is what the audit rows recorded for every other backend.
 - Savings = the baseline's cost for the same tokens − (API spend + GPU-hours paid).
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from gateway.audit.deployments import PaidSpan
+from gateway.deployments.repository import PaidSpan
 
 IDLE = "(idle GPUs)"
 SELF_HOSTED = "self_hosted"

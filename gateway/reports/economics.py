@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gateway.audit.rollup import percentile
 from gateway.reports.cost_model import GpuDay
-from gateway.reports.queries import BackendSums
+from gateway.reports.rollup_repository import BackendSums
 
 QUANTILES = (0.50, 0.95, 0.99)
 

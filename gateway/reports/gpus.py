@@ -8,14 +8,14 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from gateway.audit.deployments import (
+from gateway.budget.pricing import MICRO_PER_USD
+from gateway.deployments.repository import (
     DeclaredGpus,
     PaidSpan,
     first_traffic,
     paid_spans,
     recorded_backends,
 )
-from gateway.budget.pricing import MICRO_PER_USD
 from gateway.policy.loader import PolicySet
 
 

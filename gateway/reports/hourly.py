@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from gateway.audit.deployments import PaidSpan
+from gateway.deployments.repository import PaidSpan
 from gateway.reports.cost_model import IDLE, allocate
 
 HOUR = timedelta(hours=1)

@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus, hourly_activity
 from gateway.audit.rollup import percentile
+from gateway.deployments.repository import DeclaredGpus, hourly_activity
 from gateway.reports.build import economics_lines, price
 from gateway.reports.cost_model import IDLE, CostModel
 from gateway.reports.economics import BackendEconomics
@@ -26,7 +26,7 @@ from gateway.reports.hourly import (
     young_since,
 )
 from gateway.reports.periods import Period
-from gateway.reports.queries import RollupQuery, latency_histograms
+from gateway.reports.rollup_repository import RollupQuery, latency_histograms
 
 DEFAULT_DAYS = 30
 # One bar per day: beyond two years the bars are thinner than a pixel and say nothing.

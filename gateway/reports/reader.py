@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus
+from gateway.deployments.repository import DeclaredGpus
 from gateway.reports.audit_rows import AuditQuery
 from gateway.reports.build import (
     Scope,
@@ -22,8 +22,8 @@ from gateway.reports.build import (
 )
 from gateway.reports.page_data import PageData, ReportRange, load_page
 from gateway.reports.periods import Period
-from gateway.reports.queries import Dimension
 from gateway.reports.render import ReportTable
+from gateway.reports.rollup_repository import Dimension
 from gateway.reports.tenant_cost import month_cost
 
 

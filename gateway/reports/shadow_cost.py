@@ -5,10 +5,9 @@ line."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from gateway.db.outcome_tables import SHADOW, request_outcomes
+from gateway.outcomes.repository import shadow_judging_totals
 from gateway.reports.breakdown import Line
 from gateway.reports.periods import Period
 
@@ -18,10 +17,5 @@ SHADOW_LINE = "(shadow judging)"
 async def shadow_line(conn: AsyncConnection, period: Period) -> Line | None:
     """requests: judgements attempted; api cost: what their calls cost (GPU time of a
     self-hosted strong or judge backend is priced at the policy's price, if it has one)."""
-    o = request_outcomes
-    found = (await conn.execute(
-        select(func.count(), func.coalesce(func.sum(o.c.cost_micro_usd), 0))
-        .where(o.c.source == SHADOW, o.c.ts >= period.since, o.c.ts < period.until)
-    )).one()
-    count, cost = int(found[0]), int(found[1])
+    count, cost = await shadow_judging_totals(conn, period.since, period.until)
     return Line(SHADOW_LINE, requests=count, api_micro_usd=cost) if count else None

@@ -8,11 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, cast, func, select
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-from gateway.db.audit_tables import audit_log
-from gateway.reports.periods import Period
 from gateway.reports.render import Column, Kind, ReportTable
 
 NO_TASK = "(none)"  # embeddings, requests before task types existed, classifier off
@@ -30,33 +25,6 @@ class TaskRoute:
     p_strong_sum: float
     p_strong_count: int
     cost_micro_usd: int
-
-
-async def task_routes(conn: AsyncConnection, period: Period,
-                      tenant_id: str | None = None) -> list[TaskRoute]:
-    a = audit_log.c
-    # JSON field access renders per dialect (->> on Postgres, JSON_EXTRACT on SQLite).
-    task = a.trace["task"].as_string()
-    query = (
-        select(task.label("task"), a.backend, a.zone, func.count().label("requests"),
-               func.coalesce(func.sum(a.p_strong), 0.0).label("p_sum"),
-               func.count(a.p_strong).label("p_count"),
-               cast(func.coalesce(func.sum(a.cost_micro_usd), 0), BigInteger).label("cost"))
-        .where(a.ts >= period.since, a.ts < period.until)
-        .group_by(task, a.backend, a.zone)
-    )
-    if tenant_id is not None:
-        query = query.where(a.tenant_id == tenant_id)
-    # NULL and "" backends (refused requests) are one group: merged here, not in SQL, so the
-    # GROUP BY stays on plain columns on every dialect.
-    merged: dict[tuple[str, str, str], list[float]] = {}
-    for r in (await conn.execute(query)).all():
-        sums = merged.setdefault((r.task or NO_TASK, r.backend or "", r.zone or ""),
-                                 [0, 0.0, 0, 0])
-        for i, value in enumerate((r.requests, r.p_sum, r.p_count, r.cost)):
-            sums[i] += value
-    return [TaskRoute(task, backend, zone, int(n), float(p), int(pn), int(cost))
-            for (task, backend, zone), (n, p, pn, cost) in merged.items()]
 
 
 COLUMNS = (

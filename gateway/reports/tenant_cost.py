@@ -10,12 +10,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus
 from gateway.budget.pricing import format_usd
+from gateway.deployments.repository import DeclaredGpus
 from gateway.reports.breakdown import breakdown, total
 from gateway.reports.build import GPU_ATTRIBUTION, price
 from gateway.reports.periods import Period
-from gateway.reports.queries import Dimension
+from gateway.reports.rollup_repository import Dimension
 
 
 async def month_cost(engine: AsyncEngine, tenant_id: str, declared: Sequence[DeclaredGpus],

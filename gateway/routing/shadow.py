@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, time
 from typing import Protocol
 
-from gateway.audit.outcomes import Judgement
 from gateway.budget.pricing import cost_micro_usd
 from gateway.classify.tokens import count_text
+from gateway.outcomes.repository import Judgement
 from gateway.policy.loader import PolicySet
 from gateway.routing.failover import FleetAttempt
 from gateway.routing.seams import FleetTracker

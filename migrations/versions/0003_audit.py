@@ -17,7 +17,7 @@ branch_labels = None
 depends_on = None
 
 # Partitions made now: last month to three months ahead. The gateway keeps creating the
-# coming months' partitions (gateway/audit/partitions.py); anything outside lands in the
+# coming months' partitions (gateway/audit/partition_repository.py); anything outside lands in the
 # default partition rather than failing.
 MONTHS_BEFORE, MONTHS_AHEAD = 1, 3
 

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 
 from gateway.app import create_app
-from gateway.audit.verify_reading import verify_range
+from gateway.audit.chain_repository import verify_range
 from gateway.db.audit_tables import audit_log
 from gateway.db.engine import create_engine
 from gateway.policy.loader import parse_policy

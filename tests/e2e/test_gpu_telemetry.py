@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gateway.app import create_app
-from gateway.audit.deployments import DeclaredGpus
 from gateway.db.engine import create_engine
+from gateway.deployments.repository import DeclaredGpus
 from gateway.policy.loader import parse_policy
 from gateway.reports.build import Scope, economics_report
 from gateway.reports.periods import parse_period

@@ -17,8 +17,8 @@ import pytest
 from gateway.db.engine import create_engine
 from gateway.reports.build import Scope, cost_report
 from gateway.reports.periods import Period
-from gateway.reports.queries import Dimension
 from gateway.reports.render import ReportTable
+from gateway.reports.rollup_repository import Dimension
 from gateway.reports.shadow_cost import SHADOW_LINE
 from gateway.sim.quality import answer_quality, mark
 from tests.e2e.conftest import ADMIN_KEY

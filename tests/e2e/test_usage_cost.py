@@ -13,7 +13,7 @@ from gateway.budget.pricing import format_usd
 from gateway.db.engine import create_engine
 from gateway.reports.build import Scope, cost_report
 from gateway.reports.periods import Period
-from gateway.reports.queries import Dimension
+from gateway.reports.rollup_repository import Dimension
 from gateway.tenancy.repository import TenantRepository
 from tests.e2e.conftest import HELLO_BODY, Gateway
 

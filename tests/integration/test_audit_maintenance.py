@@ -15,8 +15,9 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gateway.app import create_app
-from gateway.audit.admin_log import AdminLog
-from gateway.audit.partitions import (
+from gateway.audit.admin_repository import AdminLog
+from gateway.audit.chain_repository import verify_range
+from gateway.audit.partition_repository import (
     DEFAULT_PARTITION,
     ensure_partitions,
     list_partitions,
@@ -26,7 +27,6 @@ from gateway.audit.partitions import (
 )
 from gateway.audit.records import Chain, Row, event_row, ts_datetime
 from gateway.audit.repository import AuditRepository
-from gateway.audit.verify_reading import verify_range
 from gateway.cli.main import cli
 from gateway.db.audit_tables import admin_audit, audit_chains, audit_content, audit_log
 from gateway.settings import Settings

@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from gateway.audit.chain_repository import verify_range
 from gateway.audit.quarantine import (
     Quarantine,
     QuarantineFile,
@@ -29,7 +30,6 @@ from gateway.audit.records import Chain, Row, event_row
 from gateway.audit.repository import AuditRepository
 from gateway.audit.spool import Spool
 from gateway.audit.verify import Gap
-from gateway.audit.verify_reading import verify_range
 from gateway.audit.writer import AuditWriter
 from gateway.db.audit_tables import audit_log
 from gateway.db.engine import create_engine

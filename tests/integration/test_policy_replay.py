@@ -12,7 +12,7 @@ import orjson
 from click.testing import CliRunner, Result
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.reading import AuditRange, count_rows, stream_pages
+from gateway.audit.range_repository import AuditRange, count_rows, stream_pages
 from gateway.audit.records import Chain, Row, event_row, ts_datetime
 from gateway.audit.repository import AuditRepository
 from gateway.budget.pricing import cost_micro_usd

@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner, Result
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus, DeploymentLog
 from gateway.audit.records import Chain, event_row
 from gateway.audit.repository import AuditRepository
 from gateway.cli.main import cli
+from gateway.deployments.repository import DeclaredGpus, DeploymentLog
 from gateway.tenancy.repository import TenantRepository
 from tests.support.audit_events import make_event
 

@@ -10,11 +10,11 @@ import orjson
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.deployments import DeclaredGpus, DeploymentLog, paid_spans
 from gateway.audit.records import Chain, event_row
 from gateway.audit.repository import AuditRepository
 from gateway.audit.rollup import bucket_seconds, latency_bucket
 from gateway.budget.pricing import format_usd
+from gateway.deployments.repository import DeclaredGpus, DeploymentLog, paid_spans
 from gateway.errors import InvalidRequest
 from gateway.reports.audit_rows import AuditQuery, Cursor
 from gateway.reports.build import (
@@ -28,8 +28,8 @@ from gateway.reports.cost_model import IDLE
 from gateway.reports.html_page import render_page, usd
 from gateway.reports.page_data import ReportRange, load_page
 from gateway.reports.periods import parse_period
-from gateway.reports.queries import Dimension
 from gateway.reports.render import ReportTable, to_csv, to_json
+from gateway.reports.rollup_repository import Dimension
 from gateway.reports.tenant_cost import month_cost
 from gateway.types import AuditEvent
 from tests.support.audit_events import make_event

@@ -18,9 +18,9 @@ from statistics import fmean
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.audit.outcomes import OutcomeRepository, StoredOutcome
 from gateway.db.outcome_tables import FEEDBACK, SHADOW
 from gateway.offline.training.router_fit import JudgedPrompt
+from gateway.outcomes.repository import OutcomeRepository, StoredOutcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,10 @@ from datetime import UTC, date, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.audit.deployments import PaidSpan
+from gateway.deployments.repository import PaidSpan
 from gateway.reports.breakdown import breakdown, total
 from gateway.reports.cost_model import IDLE, UsageGroup, allocate, paid_by_day, price_range
-from gateway.reports.queries import Dimension
+from gateway.reports.rollup_repository import Dimension
 
 NOV_18 = datetime(2026, 11, 18, tzinfo=UTC)
 NOON = NOV_18 + timedelta(hours=12)

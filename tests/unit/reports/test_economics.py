@@ -10,7 +10,7 @@ import pytest
 from gateway.audit.rollup import bucket_seconds, latency_bucket
 from gateway.reports.cost_model import GpuDay
 from gateway.reports.economics import GpuPaid, backend_economics, gpu_paid, idle_sums
-from gateway.reports.queries import BackendSums
+from gateway.reports.rollup_repository import BackendSums
 
 SUMS = BackendSums(
     backend="llama-8b", zone="self_hosted", requests=10, errors=1, prompt_tokens=8000,

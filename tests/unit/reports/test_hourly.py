@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.audit.deployments import PaidSpan
+from gateway.deployments.repository import PaidSpan
 from gateway.reports.cost_model import IDLE
 from gateway.reports.hourly import (
     DayFigures,

@@ -21,7 +21,7 @@ from gateway.reports.page_data import (
     build_page,
     report_range,
 )
-from gateway.reports.queries import BackendSums
+from gateway.reports.rollup_repository import BackendSums
 from gateway.reports.svg_charts import log_ticks, nice_ticks
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

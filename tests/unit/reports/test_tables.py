@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.audit.deployments import DeclaredGpus
 from gateway.audit.records import event_row
+from gateway.deployments.repository import DeclaredGpus
 from gateway.errors import InvalidRequest
 from gateway.policy.loader import parse_policy
 from gateway.reports.audit_rows import Cursor, check_limit

@@ -9,8 +9,8 @@ from datetime import datetime
 
 import orjson
 
-from gateway.audit.outcomes import Judgement
 from gateway.errors import UpstreamFailed
+from gateway.outcomes.repository import Judgement
 from gateway.policy.loader import parse_policy
 from gateway.routing.shadow import ShadowJob, ShadowJudge
 from gateway.scraper.fleet import FleetState

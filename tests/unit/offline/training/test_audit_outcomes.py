@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.audit.outcomes import StoredOutcome
 from gateway.offline.training.audit_outcomes import judged_prompts
+from gateway.outcomes.repository import StoredOutcome
 
 
 def shadow(rid: str, weak: float | None, strong: float | None, prompt: str | None = "p",

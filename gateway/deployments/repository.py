@@ -1,25 +1,22 @@
 """The record of what self-hosted capacity the policy declared and when: each policy put in
 force (at start-up and on every reload) is compared with the open spans, so a deployment is
 paid from when it was first declared, through reloads that leave it as it was, until a policy
-drops it or changes its price. All SQL of gpu_deployments lives here."""
+drops it or changes its price. All SQL of gpu_deployments lives here, and the reads of the busy
+and load minutes that price a deployment's use."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from sqlalchemy import Date, and_, cast, func, or_, select, text, update
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from gateway.db.audit_tables import backend_busy_minutes
 from gateway.db.deployment_tables import backend_load_minutes, gpu_deployments
 
-log = logging.getLogger("gateway.audit")
 # Replicas declaring at once queue on this lock instead of opening two spans for one backend.
 _LOCK_ID = 0x6777_6465_706C  # "gwdepl"
 
@@ -159,38 +156,3 @@ def _utc_day(conn: AsyncConnection, column: Any) -> Any:
 def _aware(moment: datetime) -> datetime:
     # SQLite hands back naive datetimes: every stored time is UTC.
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-P = TypeVar("P")
-
-
-class DeploymentRecorder(Generic[P]):
-    """A PolicyStore listener: declares each policy's deployments as it comes into force.
-    It may be called from the reload thread; the write runs on the gateway's loop."""
-
-    def __init__(self, deployments: DeploymentLog, loop: asyncio.AbstractEventLoop,
-                 declared: Callable[[P], Sequence[DeclaredGpus]]) -> None:
-        self._log = deployments
-        self._loop = loop
-        self._declared = declared
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    def __call__(self, policy: P) -> None:
-        found = tuple(self._declared(policy))
-        self._loop.call_soon_threadsafe(self._spawn, found)
-
-    def _spawn(self, declared: tuple[DeclaredGpus, ...]) -> None:
-        task = self._loop.create_task(self.record(declared), name="gpu-deployments")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def record(self, declared: Sequence[DeclaredGpus]) -> None:
-        try:
-            await self._log.declare(declared, datetime.now(UTC))
-        except (OSError, SQLAlchemyError):
-            # Reports then charge from the last record; the next reload or start tries again.
-            log.exception("could not record the policy's GPU deployments")
-
-    async def drain(self) -> None:
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,5 +1,6 @@
 """All SQL for judged outcomes (request_outcomes): a tenant's feedback, shadow judgements,
-the shadow budget's spend, and the outcomes a router is fitted on, on Postgres or SQLite."""
+the shadow budget's spend and the cost report's shadow line, and the outcomes a router is
+fitted on, on Postgres or SQLite."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from gateway.audit.repository import dialect_insert
 from gateway.db.audit_tables import audit_content, audit_log
+from gateway.db.dialect import dialect_insert
 from gateway.db.outcome_tables import FEEDBACK, SHADOW, request_outcomes
 
 
@@ -123,3 +124,14 @@ async def prompts_and_judgements(
             .where(o.c.request_id.in_(request_ids), o.c.source == SHADOW,
                    o.c.weak_score.is_not(None), o.c.strong_score.is_not(None)))}
     return prompts, judged
+
+
+async def shadow_judging_totals(conn: AsyncConnection, since: datetime,
+                                until: datetime) -> tuple[int, int]:
+    """(judgements attempted, micro-USD their calls cost) with since <= ts < until."""
+    o = request_outcomes
+    found = (await conn.execute(
+        select(func.count(), func.coalesce(func.sum(o.c.cost_micro_usd), 0))
+        .where(o.c.source == SHADOW, o.c.ts >= since, o.c.ts < until)
+    )).one()
+    return int(found[0]), int(found[1])

@@ -1,6 +1,6 @@
 """GPU telemetry per deployment and minute (from its DCGM exporter): samples are summed in
 memory and added to backend_gpu_minutes every flush, so the economics report reads a month of
-utilisation as a few grouped rows. All SQL of backend_gpu_minutes lives here."""
+utilisation as a few grouped rows (written by gpu_repository.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ import logging
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sqlalchemy import BigInteger, Float, cast, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.db.deployment_tables import backend_gpu_minutes
+from gateway.deployments.gpu_repository import add_gpu_minutes
 
 log = logging.getLogger("gateway.audit")
 
@@ -51,19 +49,7 @@ class GpuMinuteLog:
         rows = [{"backend": b, "minute": m, "util_sum": u, "samples": int(n),
                  "memory_used_max": int(mem)} for (b, m), (u, n, mem) in pending.items()]
         try:
-            async with self._engine.begin() as conn:
-                insert = (postgresql.insert if conn.dialect.name == "postgresql"
-                          else sqlite.insert)(backend_gpu_minutes)
-                c = backend_gpu_minutes.c
-                await conn.execute(insert.on_conflict_do_update(
-                    index_elements=["backend", "minute"],
-                    set_={"util_sum": c.util_sum + insert.excluded.util_sum,
-                          "samples": c.samples + insert.excluded.samples,
-                          "memory_used_max": func.max(c.memory_used_max,
-                                                      insert.excluded.memory_used_max)
-                          if conn.dialect.name == "sqlite" else func.greatest(
-                              c.memory_used_max, insert.excluded.memory_used_max)},
-                ), rows)
+            await add_gpu_minutes(self._engine, rows)
         except (OSError, SQLAlchemyError):
             # Telemetry, not money: a lost minute of utilisation is logged, not retried.
             log.exception("could not store %d minutes of GPU telemetry", len(rows))
@@ -80,16 +66,3 @@ class GpuMinuteLog:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.flush()
-
-
-async def gpu_usage(conn: AsyncConnection, start: datetime,
-                    end: datetime) -> dict[str, tuple[float | None, int | None]]:
-    """Backend → (mean GPU utilisation 0..1, most memory used in any minute) over a range."""
-    c = backend_gpu_minutes.c
-    rows = await conn.execute(
-        select(c.backend, cast(func.sum(c.util_sum), Float).label("util"),
-               cast(func.sum(c.samples), BigInteger).label("n"),
-               cast(func.max(c.memory_used_max), BigInteger).label("memory"))
-        .where(c.minute >= start, c.minute < end).group_by(c.backend))
-    return {r.backend: (r.util / r.n if r.n else None, int(r.memory) if r.memory else None)
-            for r in rows}

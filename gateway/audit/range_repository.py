@@ -1,4 +1,5 @@
-"""Streaming reads of audit_log over a time range: pages of canonical rows in log order.
+"""Reads of audit_log rows: pages of canonical rows over a time range in log order, and which
+chain positions the table holds (for the journal check).
 
 Pages are fetched by keyset (the last row's `(ts, chain_id, seq)`), never by OFFSET, so page
 one million costs what page one does and memory holds one page however long the range is.
@@ -6,7 +7,7 @@ one million costs what page one does and memory holds one page however long the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,6 +19,7 @@ from gateway.db.audit_tables import audit_log
 
 DEFAULT_PAGE_ROWS = 5000
 KEY_COLUMNS = ("ts", "chain_id", "seq")
+CHUNK = 1000  # seqs asked about per query
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +98,19 @@ def _after(ts_us: int, chain_id: str, seq: int) -> list[ColumnElement[bool]]:
         c.ts >= ts,
         or_(c.ts > ts, c.chain_id > chain_id, and_(c.chain_id == chain_id, c.seq > seq)),
     ]
+
+
+async def stored_positions(engine: AsyncEngine,
+                           wanted: Mapping[str, set[int]]) -> set[tuple[str, int]]:
+    """Those of the wanted (chain id → seqs) positions that audit_log holds."""
+    stored: set[tuple[str, int]] = set()
+    async with engine.connect() as conn:
+        for chain_id, seqs in wanted.items():
+            ordered = sorted(seqs)
+            for start in range(0, len(ordered), CHUNK):
+                part = ordered[start:start + CHUNK]
+                result = await conn.execute(
+                    select(audit_log.c.seq).where(audit_log.c.chain_id == chain_id,
+                                                  audit_log.c.seq.in_(part)))
+                stored.update((chain_id, seq) for (seq,) in result)
+    return stored

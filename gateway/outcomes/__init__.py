@@ -1,0 +1,1 @@
+"""Judged outcomes of requests: tenants' feedback and shadow judgements (request_outcomes)."""
