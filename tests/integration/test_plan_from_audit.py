@@ -120,8 +120,8 @@ async def test_an_unknown_model_asks_for_its_size(engine: AsyncEngine, tmp_path:
     assert found["kv_bytes_per_token"] == 2 * 28 * 4 * 128 * 2
 
 
-async def test_the_report_page_has_the_same_plan(engine: AsyncEngine, tmp_path: Path,
-                                                 traffic: None) -> None:
+async def report_page(engine: AsyncEngine, tmp_path: Path) -> str:
+    """`gateway report html` for the traffic's day, under POLICY: the page's HTML."""
     path = tmp_path / "policy.yaml"
     path.write_text(POLICY)
     out = tmp_path / "report.html"
@@ -132,7 +132,13 @@ async def test_the_report_page_has_the_same_plan(engine: AsyncEngine, tmp_path: 
          "--policy", str(path), "--database-url", url],
         env={"GATEWAY_DATABASE_URL": None}, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    page = out.read_text()
+    return out.read_text()
+
+
+async def test_the_report_page_has_the_same_plan(engine: AsyncEngine, tmp_path: Path,
+                                                 traffic: None) -> None:
+    page = await report_page(engine, tmp_path)
+    path, url = tmp_path / "policy.yaml", engine.url.render_as_string(hide_password=False)
     section = page[page.index('<section id="capacity">'):]
     # The same figures as the plan above: 1 GPU at $584 a month for llama-8b.
     assert "<td>llama-8b</td><td>2.00</td><td>0.067</td>" in section

@@ -3,30 +3,17 @@ they add up to the day the cost model prices."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
-from click.testing import CliRunner
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from gateway.cli.main import cli
-from tests.integration.test_plan_from_audit import POLICY, traffic  # noqa: F401 (a fixture)
+from tests.integration.test_plan_from_audit import report_page, traffic  # noqa: F401 (a fixture)
 
 
 async def test_a_day_old_deployment_sees_its_hours(engine: AsyncEngine, tmp_path: Path,
                                                    traffic: None) -> None:  # noqa: F811
-    path = tmp_path / "policy.yaml"
-    path.write_text(POLICY)
-    out = tmp_path / "report.html"
-    url = engine.url.render_as_string(hide_password=False)
-    result = await asyncio.to_thread(
-        CliRunner().invoke, cli,
-        ["report", "html", "--out", str(out), "--since", "2026-11-18", "--until", "2026-11-18",
-         "--policy", str(path), "--database-url", url],
-        env={"GATEWAY_DATABASE_URL": None}, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    page = out.read_text()
+    page = await report_page(engine, tmp_path)
     cost = page[page.index('<section id="cost">'):page.index('<section id="mix">')]
     assert "<h2>Cost per hour</h2>" in cost
     labels = re.findall(r'text-anchor="middle"[^>]*>([^<]+)<', cost)
