@@ -332,7 +332,8 @@ def _health_only(fleet: FleetSnapshot) -> FleetSnapshot:
     if not fleet.backends:
         return fleet
     return FleetSnapshot(
-        {n: replace(s, load=None, ttft_model=None) for n, s in fleet.backends.items()},
+        {n: replace(s, load=None, ttft_model=None, load_blind=True)
+         for n, s in fleet.backends.items()},
         fleet.taken_at_s,
     )
 
