@@ -13,7 +13,6 @@ replay is timed, not building the rows.
 from __future__ import annotations
 
 import argparse
-import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,45 +31,9 @@ TS0_US = 1_795_000_000_000_000
 
 def write_templates(policy: PolicySet, path: Path, count: int) -> None:
     # Imported here: an older checkout replays the file without these names existing.
-    from dataclasses import replace
+    from tests.support.demo_burst_rows import demo_burst_rows
 
-    from gateway.audit.records import event_row
-    from gateway.budget.pricing import cost_micro_usd
-    from gateway.offline.replay.replay import rebuild
-    from gateway.policy.engine import decide
-    from gateway.policy.load_state import load_rejected
-    from gateway.types import AuditEvent, BackendLoad, BackendState, FleetSnapshot, Usage
-
-    now = 1_000.0
-    full = BackendState(load=BackendLoad(scraped_at_s=now, engine="vllm", running=16,
-                                         waiting=40, kv_usage=0.99))
-    phases = [FleetSnapshot({}, now), FleetSnapshot({"llama-8b": full}, now),
-              FleetSnapshot({"llama-8b": full, "qwen-32b": full}, now), FleetSnapshot({}, now)]
-    rng = random.Random(11)
-    rows = []
-    for i in range(count):
-        label, p = rng.choice([("low", 0.1), ("medium", 0.45), ("high", 0.9)])
-        sensitive = ("pii",) if rng.random() < 0.1 else ()
-        event = AuditEvent(
-            request_id=f"t{i}", ts_unix_s=TS0_US / 1e6 + i, tenant_id="t-demo", key_id="k-demo",
-            endpoint="chat/completions", requested_model="auto", backend=None,
-            upstream_model=None, rule=None, status=200, error_type=None,
-            prompt_tokens=rng.randint(20, 3500), completion_tokens=rng.randint(5, 300),
-            cached_tokens=0, cost_micro_usd=0, duration_s=rng.uniform(0.2, 4.0), ttft_s=0.1,
-            attempts=1, stream=False, outcome="ok", predicted_ttft_s=0.1, tenant_name="demo",
-            complexity=label, p_strong=p, sensitivity=sensitive,
-            max_output_tokens=rng.choice([None, 64, 400]), entry_point="chat")
-        request, profile, tenant = rebuild(event_row(event))
-        decision = decide(request, profile, tenant, phases[i * len(phases) // count], policy,
-                          rotation=i)
-        backend = decision.primary
-        usage = Usage(event.prompt_tokens, event.completion_tokens)
-        rows.append(event_row(replace(
-            event, backend=backend.name, zone=backend.zone, rule=decision.rule,
-            tried=(backend.name,), rejected=decision.rejected, spill_over=decision.spilled,
-            load_rejected=load_rejected(decision.rejected),
-            cost_micro_usd=cost_micro_usd(usage, backend.price))))
-    path.write_bytes(orjson.dumps(rows))
+    path.write_bytes(orjson.dumps(demo_burst_rows(policy, count, seed=11)))
 
 
 def stream(templates: list[dict[str, Any]], count: int) -> Iterator[list[dict[str, Any]]]:
