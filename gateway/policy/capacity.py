@@ -143,7 +143,7 @@ def assess(
         # has just started sends a burst before its first scrape lands; its own in-flight
         # requests already fill the slots, and queueing behind them is no different.
         slots = backend.engine.max_num_seqs if backend.engine is not None else None
-        if state is None or state.load_blind or slots is None or state.in_flight < slots:
+        if state is None or slots is None or state.in_flight < slots:
             return ROOM
         ahead = state.in_flight - slots + 1
         if ahead > policy.max_waiting:

@@ -123,8 +123,9 @@ def decide_for(
         raise _nothing_fits(request, rule, rejected)
 
     output = expected_output_tokens(profile)
-    live = fleet if load_aware or rule.backends is not None else _health_only(fleet)
-    good, judged = _triage(fits, rule, profile, live, policy, output, rejected)
+    judge_load = load_aware or rule.backends is not None
+    live = fleet if judge_load else _health_only(fleet)
+    good, judged = _triage(fits, rule, profile, live, policy, output, rejected, judge_load)
     spilled = False
     if not good and rule.spill_to:
         present = {b.name for b in pool}
@@ -132,7 +133,8 @@ def decide_for(
             b for b in rule.spill_to
             if b.name not in present and _admissible(b, rule, profile, floor, rejected)
         ]
-        good, more = _triage(spill, rule, profile, live, policy, output, rejected)
+        good, more = _triage(spill, rule, profile, live, policy, output, rejected,
+                             judge_load)
         # Under a latency target, the least bad of home and spill-over goes first (the one
         # predicted fastest among the equally degraded); otherwise home before spill-over.
         judged = sorted(judged + more, key=_first_two) if rule.ttft_s is not None else (
@@ -226,10 +228,12 @@ def _triage(
     policy: PolicySet,
     output: int,
     rejected: list[Rejection],
+    judge_load: bool = True,
 ) -> tuple[list[Prediction], list[tuple[int, float, Prediction]]]:
     """Split candidates into those that can take the request now and the degraded: circuit
     open, saturated (KV, queue), stale metrics or predicted to miss the SLO. The degraded are
-    tried last rather than dropped; only fail-closed staleness removes a backend outright."""
+    tried last rather than dropped; only fail-closed staleness removes a backend outright.
+    Without `judge_load` (a load-blind balancer) no backend is judged saturated."""
     states = fleet.backends
     if not states and rule.ttft_s is None and rule.tpot_s is None:
         return [predict(b, profile, None, output) for b in candidates], []  # nothing to judge
@@ -238,7 +242,7 @@ def _triage(
     degraded: list[tuple[int, float, Prediction]] = []  # (severity, TTFT, ...): least bad first
     for backend in candidates:
         state = states.get(backend.name)
-        if state is None:
+        if state is None or not judge_load:
             pressure, depth = ROOM, None
         else:
             # The engine's queue, computed once for both the pressure and the prediction.
@@ -332,8 +336,7 @@ def _health_only(fleet: FleetSnapshot) -> FleetSnapshot:
     if not fleet.backends:
         return fleet
     return FleetSnapshot(
-        {n: replace(s, load=None, ttft_model=None, load_blind=True)
-         for n, s in fleet.backends.items()},
+        {n: replace(s, load=None, ttft_model=None) for n, s in fleet.backends.items()},
         fleet.taken_at_s,
     )
 

@@ -78,10 +78,6 @@ class BackendState:
     # lately that carried one of them (scraper/prefix_warmth.py).
     warm_prefixes: frozenset[bytes] = frozenset()
     warm_prompt_share: float = 0.0
-    # As a load-blind balancer (round_robin, least_in_flight) sees it: no engine metrics on
-    # purpose, so nothing is judged saturated (a never-scraped backend otherwise is, once the
-    # gateway's own requests fill its batch slots).
-    load_blind: bool = False
 
     def prompt_hit_rate(self, prefix_key: bytes | None) -> float:
         """The share of one request's prompt the engine's prefix cache is expected to hold.

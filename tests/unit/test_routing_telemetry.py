@@ -178,6 +178,10 @@ def test_load_blind_strategies_ignore_engine_metrics_for_the_benchmark_baselines
     firsts = {names(route(full, rotation=r, policy_text=rr))[0] for r in range(2)}
     assert firsts == {"a", "b"}  # takes turns even though a is full
     assert not route(full, policy_text=rr).spilled
+    # Nor by the gateway's own count on an engine never scraped: its slots full is not seen.
+    unscraped = {"a": BackendState(in_flight=50), "b": BackendState()}
+    assert {names(route(unscraped, rotation=r, policy_text=rr))[0] for r in range(2)} == \
+        {"a", "b"}
     lif = POLICY.replace("auto: [a, b]", "auto: {backends: [a, b], strategy: least_in_flight}")
     busy = {"a": state(in_flight=1), "b": state(in_flight=5)}
     assert {names(route(busy, rotation=r, policy_text=lif))[0] for r in range(2)} == {"a"}

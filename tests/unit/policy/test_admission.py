@@ -91,9 +91,6 @@ def test_before_its_first_scrape_a_backend_is_full_when_the_gateways_own_request
     assert full.kind is RejectionKind.QUEUED
     assert assess(A, BackendState(in_flight=8), 100, NOW,
                   TelemetryPolicy(max_waiting=1)).saturated is None  # one may wait
-    # A load-blind balancer's view (round_robin) judges no saturation, on purpose.
-    assert assess(A, BackendState(in_flight=8, load_blind=True), 100, NOW,
-                  TelemetryPolicy()).saturated is None
     # Without a declared batch size nothing says when it is full: judged by its priors.
     api = policy.backends["api"]
     assert assess(api, BackendState(in_flight=500), 100, NOW, TelemetryPolicy()).saturated \
