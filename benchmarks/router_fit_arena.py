@@ -1,13 +1,16 @@
 """`gateway router fit` on outcomes of a data set the base router never saw: fit on part, APGR
 on the rest, over several random splits.
 
-    python benchmarks/router_fit_arena.py --data ../shared/data [--dataset gsm8k|arena]
+    python benchmarks/router_fit_arena.py --data ../shared/data [--dataset gsm8k|mmlu|arena]
         [--fit 1000] [--splits 10] [--draws 500]
 
 - `gsm8k` (the headline: 1,319 prompts, so 1,000 outcomes can be fitted on): the base
   complexity model (its n-gram part included) is retrained here without GSM8K's outcomes
   (the shipped one saw them), then
   the router is fitted on `--fit` GSM8K outcomes and scored on the other prompts.
+- `mmlu` (multiple choice, 14,042 prompts in 57 subjects): as `gsm8k`, but split by whole
+  subjects (fitted on subjects until `--fit` prompts, scored on every other subject), so
+  near-duplicate questions of a subject never sit on both sides.
 - `arena`: the shipped complexity model never saw Arena-Bench outcomes; 292 prompts, so
   `--fit` is capped at 200 (the rest are scored).
 The task-type model is the shipped one in both cases (it saw Arena-Bench task labels, never
@@ -40,14 +43,37 @@ from gateway.offline.training.router_fit import JudgedPrompt, fit_router
 
 
 def judged_prompts(data: Path, dataset: str) -> list[JudgedPrompt]:
+    return [prompt for prompt, _ in grouped_prompts(data, dataset)]
+
+
+def grouped_prompts(data: Path, dataset: str) -> list[tuple[JudgedPrompt, str]]:
+    """Each judged prompt with the unit a split keeps together (an MMLU subject; else the
+    prompt itself)."""
     if dataset == "arena":
         path = data / "routing" / "arena_bench_v1_judgments.jsonl"
         with path.open(encoding="utf-8") as lines:
             rows = [json.loads(line) for line in lines]
-        return [JudgedPrompt(r["prompt"], float(r["weak_score"]), float(r["strong_score"]))
-                for r in rows]
-    return [JudgedPrompt(o.prompt, o.weak_score, o.strong_score)
+        return [(JudgedPrompt(r["prompt"], float(r["weak_score"]), float(r["strong_score"])),
+                 r["prompt"]) for r in rows]
+    return [(JudgedPrompt(o.prompt, o.weak_score, o.strong_score),
+             o.group if dataset == "mmlu" else o.prompt)
             for o in load_outcomes(data) if o.benchmark == dataset]
+
+
+def split_groups(judged: list[tuple[JudgedPrompt, str]], fit_size: int, seed: int,
+                 ) -> tuple[list[JudgedPrompt], list[JudgedPrompt]]:
+    """Whole groups in seeded random order go to the fitting side until it holds `fit_size`
+    prompts; the rest are scored."""
+    groups: dict[str, list[JudgedPrompt]] = {}
+    for prompt, group in judged:
+        groups.setdefault(group, []).append(prompt)
+    names = list(groups)  # first-seen order: one prompt per group shuffles as the list did
+    random.Random(seed).shuffle(names)
+    train: list[JudgedPrompt] = []
+    test: list[JudgedPrompt] = []
+    for name in names:
+        (train if len(train) < fit_size else test).extend(groups[name])
+    return train, test
 
 
 def base_model(data: Path, dataset: str) -> EncoderComplexityModel:
@@ -72,24 +98,23 @@ def calibration_error(p: np.ndarray, won: np.ndarray, bins: int = 10) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--dataset", choices=("gsm8k", "arena"), default="gsm8k")
+    parser.add_argument("--dataset", choices=("gsm8k", "mmlu", "arena"), default="gsm8k")
     parser.add_argument("--fit", type=int, default=1000, help="outcomes to fit on per split")
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--draws", type=int, default=500, help="bootstrap draws per split")
     args = parser.parse_args()
-    judged = judged_prompts(args.data, args.dataset)
+    judged = grouped_prompts(args.data, args.dataset)
     fit_size = min(args.fit, len(judged) - 90)
     complexity = base_model(args.data, args.dataset)
     results: dict[str, list[float]] = {"router": [], "length": [], "complexity": []}
     intervals: list[tuple[float, float]] = []
     errors: list[float] = []  # the router's calibration error on each split's held-out part
-    print(f"{args.dataset}: fit on {fit_size}, scored on {len(judged) - fit_size} per split")
+    print(f"{args.dataset}: fit on about {fit_size}, scored on the rest"
+          f" ({len(judged)} prompts) per split")
     print(f"{'split':>5} {'router':>7} {'90% CI':>15} {'length':>7} {'complexity':>10}"
           f" {'ECE':>5}")
     for split in range(args.splits):
-        order = list(judged)
-        random.Random(split).shuffle(order)
-        train, test = order[:fit_size], order[fit_size:]
+        train, test = split_groups(judged, fit_size, split)
         router = RouterModel.from_document(fit_router(train, complexity), complexity)
         weak = np.array([o.weak_score for o in test])
         strong = np.array([o.strong_score for o in test])
