@@ -3,7 +3,7 @@
 Offline only (scikit-learn is imported here, never on the request path). Data, all openly
 licensed: RouteLLM's MMLU/GSM8K outcomes and Arena-Bench judgments (../shared/data/routing),
 Arena-Hard v0.1 prompts (hard by their authors' selection) against ordinary requests
-(OpenAssistant/HH questions, Self-Instruct's seed tasks, the team's chat prompts), and
+(Self-Instruct's seed tasks, the team's chat prompts and everyday programming questions), and
 Self-Instruct's user-oriented requests as the reference mix the classes are cut on."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from gateway.classify.static_encoder import EncoderInfo, StaticEncoder
 ROUTING = Path("routing")
 HARD_FILES = ("arena_hard_v01_tasks.jsonl",)
 ORDINARY_FILES = ("self_instruct_seed_tasks.jsonl", "authored_chat_2.jsonl",
-                  "authored_chat.jsonl")
+                  "authored_chat.jsonl", "authored_everyday_code.jsonl")
 REFERENCE_FILES = ("self_instruct_user_oriented.jsonl", "alpaca_eval_oasst_hh_tasks.jsonl")
 EXPORT_TOLERANCE = 1e-3  # in z; the export rounds weights to 6 significant digits
 
