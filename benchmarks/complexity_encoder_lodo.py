@@ -10,9 +10,10 @@ without it:
 - `n-gram (shipped)`: the previous shipped model as it is; it was trained on MMLU and GSM8K,
   so only its Arena-Bench row is a left-out figure (the others are marked "seen");
 - `n-gram`: the same recipe retrained without the left-out set;
-- `depth`, `contrast`: the new model's encoder signals alone, refitted without it (depth
-  learns from MMLU subjects, so it has nothing to learn when MMLU is left out);
-- `new model`: the three signals together, as shipped, refitted without it.
+- `depth`, `contrast`, `outcome`: the new model's encoder signals alone, refitted without it
+  (depth learns from MMLU subjects, so it has nothing to learn when MMLU is left out; the
+  outcome signal learns from the outcome sets left in, and votes on multiple choice only);
+- `new model`: the signals together, as shipped, refitted without it.
 Then, on prompts no part was trained or calibrated on (Arena-Hard v2.0's hard prompts,
 Vicuna-bench's everyday questions), the share each shipped model puts in "high".
 Prints tables; nothing is asserted.
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from gateway.classify.complexity import ComplexityModel
-from gateway.classify.complexity_encoder import EncoderComplexityModel
+from gateway.classify.complexity_encoder import SIGNALS, EncoderComplexityModel
 from gateway.classify.static_encoder import StaticEncoder
 from gateway.offline.evaluation.public_prompts import hard_and_everyday
 from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
@@ -52,11 +53,11 @@ def ngram_without(data: TrainingData, left_out: str) -> ComplexityModel:
 
 
 def signal_scores(model: EncoderComplexityModel, prompts: list[str]) -> dict[str, np.ndarray]:
-    out: dict[str, list[float]] = {"depth": [], "contrast": [], "new model": []}
+    out: dict[str, list[float]] = {"depth": [], "contrast": [], "outcome": [], "new model": []}
     for p in prompts:
-        d, c, _ = model.standardised(model.signals(p))
-        out["depth"].append(d)
-        out["contrast"].append(c)
+        z = dict(zip(SIGNALS, model.standardised(model.signals(p)), strict=True))
+        for name in ("depth", "contrast", "outcome"):
+            out[name].append(z[name])
         out["new model"].append(model.score(p))
     return {k: np.array(v) for k, v in out.items()}
 

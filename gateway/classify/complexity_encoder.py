@@ -1,5 +1,5 @@
 """The shipped complexity model: p_strong from the static encoder's vector and the existing
-prompt features together. Three signals, each standardised on a reference mix of real user
+prompt features together. Four signals, each standardised on a reference mix of real user
 requests and summed with fixed weights, then calibrated to a probability:
 
 - `depth`: how far into specialist territory the prompt's subject lies (the cheap model's
@@ -7,7 +7,10 @@ requests and summed with fixed weights, then calibrated to a probability:
 - `contrast`: how much it reads like prompts people chose as hard (Arena-Hard) rather than
   ordinary requests (encoder vector ⊕ dense features);
 - `ngram`: the n-gram model trained on MMLU/GSM8K outcomes (knowledge and arithmetic the
-  cheap model gets wrong), with a full vote on multiple-choice prompts and half on others.
+  cheap model gets wrong), with a full vote on multiple-choice prompts and half on others;
+- `outcome`: where the strong model did better than the cheap one on judged outcomes
+  (MMLU, GSM8K, Arena-Bench; encoder vector ⊕ dense features), voting on multiple-choice
+  prompts only.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from gateway.classify.static_encoder import EncoderInfo, EncoderTableError, Stat
 from gateway.types import Complexity
 
 DEFAULT_MODEL_PATH = DEFAULT_COMPLEXITY_PATH
-MODEL_FORMAT = "gateway-complexity-encoder/1"
-SIGNALS = ("depth", "contrast", "ngram")
+MODEL_FORMAT = "gateway-complexity-encoder/2"  # /2: the outcome signal
+SIGNALS = ("depth", "contrast", "ngram", "outcome")
 
 
 class SentenceEncoder(Protocol):
@@ -54,12 +57,17 @@ class EncoderModelError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """One prompt's three raw scores, before standardising (evaluation and `classify`)."""
+    """One prompt's four raw scores, before standardising (evaluation and `classify`)."""
 
     depth: float
     contrast: float
     ngram: float
+    outcome: float
     fmt: str
+
+    def values(self) -> tuple[float, float, float, float]:
+        """The raw scores in SIGNALS' order."""
+        return self.depth, self.contrast, self.ngram, self.outcome
 
 
 class EncoderComplexityModel:
@@ -69,7 +77,7 @@ class EncoderComplexityModel:
     mix absorbs any constant."""
 
     __slots__ = ("_calibration", "_combine", "_contrast", "_dense", "_depth", "_encoder",
-                 "_ngram", "_scale", "document", "thresholds")
+                 "_ngram", "_outcome", "_outcome_dense", "_scale", "document", "thresholds")
 
     def __init__(self, document: dict[str, Any], encoder: SentenceEncoder,
                  ngram: ComplexityModel) -> None:
@@ -77,7 +85,11 @@ class EncoderComplexityModel:
             self._depth = _vector(document["depth"]["weights"], encoder.dims)
             self._contrast = _vector(document["contrast"]["weights"], encoder.dims)
             self._dense = {str(k): float(v) for k, v in document["contrast"]["dense"].items()}
-            biases = (float(document["depth"]["bias"]), float(document["contrast"]["bias"]))
+            self._outcome = _vector(document["outcome"]["weights"], encoder.dims)
+            self._outcome_dense = {str(k): float(v)
+                                   for k, v in document["outcome"]["dense"].items()}
+            biases = (float(document["depth"]["bias"]), float(document["contrast"]["bias"]),
+                      float(document["outcome"]["bias"]))
             self._scale = {s: (float(document["standardise"][s][0]),
                                float(document["standardise"][s][1])) for s in SIGNALS}
             self._combine = {f: tuple(float(document["combine"][f][s]) for s in SIGNALS)
@@ -90,7 +102,7 @@ class EncoderComplexityModel:
             raise EncoderModelError(f"malformed complexity model: {exc!r}") from exc
         numbers = [*biases, *(v for pair in self._scale.values() for v in pair),
                    *(w for ws in self._combine.values() for w in ws), *self._calibration,
-                   *self._dense.values(), low, high]
+                   *self._dense.values(), *self._outcome_dense.values(), low, high]
         if not all(map(math.isfinite, numbers)) or min(sd for _, sd in self._scale.values()) <= 0:
             raise EncoderModelError("malformed complexity model: a number is not finite")
         self._encoder = weighted
@@ -111,7 +123,9 @@ class EncoderComplexityModel:
                       ngram: ComplexityModel | None = None) -> EncoderComplexityModel:
         if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
             found = document.get("format") if isinstance(document, dict) else None
-            raise EncoderModelError(f"unknown complexity model format {found!r}")
+            raise EncoderModelError(f"unknown complexity model format {found!r} (expected"
+                                    f" {MODEL_FORMAT!r}): retrain it with"
+                                    " `gateway classifier train-complexity`")
         check_featurizer(document, "complexity model", EncoderModelError,
                          "gateway classifier train-complexity")
         if encoder is None:
@@ -146,18 +160,20 @@ class EncoderComplexityModel:
             vector = self._encoder.encode(text)
         features = extract_features(text)
         contrast = float(self._contrast @ vector)
+        outcome = float(self._outcome @ vector)
         for name, value in features.dense.items():
             contrast += self._dense.get(name, 0.0) * value
-        return Signals(float(self._depth @ vector), contrast, self._ngram.score(text),
+            outcome += self._outcome_dense.get(name, 0.0) * value
+        return Signals(float(self._depth @ vector), contrast, self._ngram.score(text), outcome,
                        features.fmt)
 
-    def standardised(self, signals: Signals) -> tuple[float, float, float]:
-        values = (signals.depth, signals.contrast, signals.ngram)
+    def standardised(self, signals: Signals) -> tuple[float, ...]:
+        """Each signal in SIGNALS' order, standardised on the reference mix."""
         out = []
-        for name, value in zip(SIGNALS, values, strict=True):
+        for name, value in zip(SIGNALS, signals.values(), strict=True):
             mean, sd = self._scale[name]
             out.append((value - mean) / sd)
-        return out[0], out[1], out[2]
+        return tuple(out)
 
     def score(self, text: str) -> float:
         """z: the weighted sum of standardised signals (ranks as p_strong does)."""

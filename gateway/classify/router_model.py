@@ -1,6 +1,6 @@
 """A router fitted to one organisation's outcomes (`gateway router fit`): the shipped
 complexity score and task type's log-probabilities (the starting point), adjusted by weights
-on the complexity model's three signals, the prompt's encoder vector, its dense measurements
+on the complexity model's signals, the prompt's encoder vector, its dense measurements
 and words, learned from that organisation's judged prompts. The router records the encoder
 table it was fitted against and is refused beside another."""
 
@@ -20,7 +20,7 @@ from gateway.types import TASK_TYPES, Complexity
 ROUTER_FILE = "router.json"
 ROUTER_FORMAT = "gateway-router-stacked/3"
 COMPLEXITY_INPUT = "complexity_score"  # the shipped complexity model's z
-SIGNAL_INPUTS = tuple(f"signal:{s}" for s in SIGNALS)  # its three standardised signals
+SIGNAL_INPUTS = tuple(f"signal:{s}" for s in SIGNALS)  # its standardised signals
 TASK_INPUTS = tuple(f"task:{t}" for t in TASK_TYPES)  # log p of each task type
 
 

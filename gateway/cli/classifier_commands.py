@@ -59,7 +59,7 @@ def classifier() -> None:
               help="seeds the held-out split (MMLU subjects, GSM8K rows)")
 @needs_train
 def train(data_root: Path, out: Path, seed: int) -> None:
-    """Train the n-gram complexity model (one of the shipped model's three signals) on the
+    """Train the n-gram complexity model (one of the shipped model's signals) on the
     training split, write it, print held-out results."""
     from gateway.classify.complexity import ComplexityModel
     from gateway.offline.training.complexity_train import (

@@ -3,8 +3,9 @@
 Offline only (scikit-learn is imported here, never on the request path). Data, all openly
 licensed: RouteLLM's MMLU/GSM8K outcomes and Arena-Bench judgments (../shared/data/routing),
 Arena-Hard v0.1 prompts (hard by their authors' selection) against ordinary requests
-(OpenAssistant/HH questions, Self-Instruct's seed tasks, the team's chat prompts), and
-Self-Instruct's user-oriented requests as the reference mix the classes are cut on."""
+(Self-Instruct's seed tasks, the team's chat prompts and everyday programming questions), and
+Self-Instruct's user-oriented requests as the reference mix the classes are cut on. The
+outcome sets teach the outcome signal as well as the n-gram model and the depth signal."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from gateway.classify.static_encoder import EncoderInfo, StaticEncoder
 ROUTING = Path("routing")
 HARD_FILES = ("arena_hard_v01_tasks.jsonl",)
 ORDINARY_FILES = ("self_instruct_seed_tasks.jsonl", "authored_chat_2.jsonl",
-                  "authored_chat.jsonl")
+                  "authored_chat.jsonl", "authored_everyday_code.jsonl")
 REFERENCE_FILES = ("self_instruct_user_oriented.jsonl", "alpaca_eval_oasst_hh_tasks.jsonl")
 EXPORT_TOLERANCE = 1e-3  # in z; the export rounds weights to 6 significant digits
 
@@ -56,14 +57,18 @@ class EncoderTrainConfig:
     depth_alpha: float = 100.0  # ridge penalty, on standardised encoder dimensions
     contrast_c: float = 0.03  # inverse L2 penalty, on standardised inputs
     contrast_exclude: tuple[str, ...] = ()  # dense features (by prefix) the contrast ignores
+    outcome_c: float = 0.03  # the outcome signal's inverse L2 penalty, as the contrast's
     # Fixed, not fitted: outcomes on MMLU/GSM8K reward only the n-gram model (they hold no
     # open-ended requests), so fitting the mix on them would drown the two chat signals. Each
     # signal votes where it was trained: the contrast learned from free-form requests only,
     # so it has no vote on multiple-choice questions; the n-gram model, mostly a length prior
-    # on chat, half a vote on free text.
+    # on chat, half a vote on free text. The outcome signal votes on multiple choice only:
+    # its free-text outcomes are mostly Arena-Bench's (code-heavy, the strong model ahead)
+    # and GSM8K's, so on free text it rates everyday programming questions as hard, which
+    # the contrast was just taught not to do.
     combine: dict[str, dict[str, float]] = field(default_factory=lambda: {
-        MCQ: {"depth": 1.0, "contrast": 0.0, "ngram": 1.0},
-        "free": {"depth": 1.0, "contrast": 1.0, "ngram": 0.5},
+        MCQ: {"depth": 1.0, "contrast": 0.0, "ngram": 1.0, "outcome": 1.0},
+        "free": {"depth": 1.0, "contrast": 1.0, "ngram": 0.5, "outcome": 0.0},
     })
     low_share: float = 0.5  # "low": the easiest half of the reference mix
     high_share: float = 0.2  # "high": its hardest fifth
@@ -142,6 +147,7 @@ def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
         encoder.encode_many([*data.corpus(), *data.reference, *mmlu])
     depth = _fit_depth(weighted, [o for o in data.outcomes if o.dataset == "mmlu"], config)
     contrast = _fit_contrast(weighted, data.hard, data.ordinary, config)
+    outcome = _fit_outcome(weighted, data.outcomes, config)
     document: dict[str, Any] = {
         "format": MODEL_FORMAT,
         "description": __doc__.split("\n\n")[0] if __doc__ else "",
@@ -150,6 +156,7 @@ def train_encoder_model(data: TrainingData, config: EncoderTrainConfig,
         "token_weights": token_entry,
         "depth": depth,
         "contrast": contrast,
+        "outcome": outcome,
         "standardise": {s: [0.0, 1.0] for s in SIGNALS},
         "combine": {f: dict(config.combine[f]) for f in FORMATS},
         "calibration": {"slope": 1.0, "intercept": 0.0},
@@ -207,9 +214,8 @@ class Remembered:
         return np.stack([self._seen[t] for t in texts])
 
 
-def _raw(model: EncoderComplexityModel, text: str) -> tuple[float, float, float]:
-    s = model.signals(text)
-    return s.depth, s.contrast, s.ngram
+def _raw(model: EncoderComplexityModel, text: str) -> tuple[float, float, float, float]:
+    return model.signals(text).values()
 
 
 def _fit_depth(encoder: SentenceEncoder, mmlu: Sequence[Judged],
@@ -264,6 +270,33 @@ def _fit_contrast(encoder: SentenceEncoder, hard: Sequence[str], ordinary: Seque
             "target": "Arena-Hard v0.1 (1) against ordinary requests (0), balanced"}
 
 
+def _fit_outcome(encoder: SentenceEncoder, outcomes: Sequence[Judged],
+                 config: EncoderTrainConfig) -> dict[str, Any]:
+    """Logistic regression from encoder vector ⊕ dense features to "the strong model scored
+    higher", on every outcome row given; each data set weighs alike and, within it, each
+    class alike (so a set's base rate teaches nothing, only what differs inside it)."""
+    prompts = [o.prompt for o in outcomes]
+    names = _dense_names(prompts)
+    x = _contrast_rows(encoder, prompts, names)
+    y = np.array([o.strong > o.weak for o in outcomes], dtype=float)
+    sets = np.array([o.dataset for o in outcomes])
+    weight = np.zeros(len(outcomes))
+    for dataset in sorted(set(sets)):
+        for label in (0.0, 1.0):
+            rows = (sets == dataset) & (y == label)
+            weight[rows] = 1.0 / max(1, int(rows.sum()))
+    mean, sd = x.mean(axis=0), x.std(axis=0) + 1e-6
+    model = LogisticRegression(C=config.outcome_c, max_iter=5000)
+    model.fit((x - mean) / sd, y, sample_weight=weight / weight.mean())
+    w = model.coef_[0] / sd
+    dims = encoder.dims
+    return {"weights": [_round(v) for v in w[:dims]],
+            "dense": {n: _round(v) for n, v in zip(names, w[dims:], strict=True)},
+            "bias": _round(float(model.intercept_[0]) - w @ mean),
+            "target": "the strong model scored higher than the cheap one (MMLU, GSM8K,"
+                      " Arena-Bench outcomes), each set and class weighted alike"}
+
+
 def _calibrate(model: EncoderComplexityModel, data: TrainingData, encoder: SentenceEncoder,
                config: EncoderTrainConfig) -> dict[str, float]:
     """Platt scaling of z against "the strong model is needed", every source weighted alike:
@@ -306,12 +339,12 @@ def _out_of_fold_z(model: EncoderComplexityModel, encoder: SentenceEncoder,
     bias = model.document["contrast"]["bias"]
     for i, text in enumerate(prompts):
         signals = model.signals(text)
-        d, _, n = model.standardised(signals)
+        values = dict(zip(SIGNALS, model.standardised(signals), strict=True))
         # Swap the in-sample contrast for its out-of-fold score (decision_function includes
         # an intercept; the raw signal does not, so the full fit's bias comes off).
-        c = (float(oof[i]) - bias - c_mean) / c_sd
+        values["contrast"] = (float(oof[i]) - bias - c_mean) / c_sd
         weights = model.document["combine"][signals.fmt]
-        z[i] = weights["depth"] * d + weights["contrast"] * c + weights["ngram"] * n
+        z[i] = sum(weights[s] * values[s] for s in SIGNALS)
     return z
 
 

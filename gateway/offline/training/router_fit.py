@@ -166,7 +166,7 @@ def _design(outcomes: Sequence[JudgedPrompt], complexity: EncoderComplexityModel
     dense = np.array([[values.get(n, 0.0) for n in dense_names] for values, _ in inputs])
     mean, spread = dense.mean(axis=0), dense.std(axis=0)
     spread[spread < 1e-6] = 1.0  # constant up to rounding: its column stays ~0, its weight too
-    # The shipped score and its three signals are cheap to keep or re-weigh (a traffic may
+    # The shipped score and its signals are cheap to keep or re-weigh (a traffic may
     # want the n-gram signal more and the contrast less); everything else pays the penalty.
     spread = spread / np.array([COMPLEXITY_BOOST if n in BOOSTED else 1.0
                                 for n in dense_names])

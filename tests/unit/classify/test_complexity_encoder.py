@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from gateway.classify.complexity_encoder import (
     DEFAULT_MODEL_PATH,
+    SIGNALS,
     EncoderComplexityModel,
     EncoderModelError,
 )
@@ -86,8 +87,7 @@ def test_signals_standardise_to_the_reference_mix_numbers() -> None:
     model = EncoderComplexityModel.load()
     signals = model.signals("Write a haiku about autumn.")
     standardised = model.standardised(signals)
-    for value, raw, name in zip(standardised, (signals.depth, signals.contrast, signals.ngram),
-                                ("depth", "contrast", "ngram"), strict=True):
+    for value, raw, name in zip(standardised, signals.values(), SIGNALS, strict=True):
         mean, sd = model.document["standardise"][name]
         assert value == pytest.approx((raw - mean) / sd)
     assert np.isfinite(model.score("Write a haiku about autumn."))
