@@ -1,7 +1,7 @@
 """Latency of the whole classify step (tokens + complexity + sensitivity) by prompt size.
 
     python benchmarks/classify_latency.py [--calls 1000] [--large-calls 300] [--sizes 200,2000]
-                                          [--corpus code|chat] [--presidio]
+                                          [--corpus code|chat] [--vary] [--presidio]
                                           [--models [--router DIR]]
 
 Targets (issue 31): p50 ≤ 0.25 ms and p99 ≤ 1 ms at 2K tokens, ≤ 3 ms at 128K. Prompts are
@@ -69,10 +69,14 @@ def corpus(kind: str = "code") -> str:
     return "\n".join(p + SPRINKLE[i % 2] for i, p in enumerate(parts))
 
 
-def prompt_of(tokens: int, base: str, salt: int) -> str:
+def prompt_of(tokens: int, base: str, salt: int, vary: bool = False) -> str:
+    """`tokens` of `base` behind a salt; with `vary`, starting at a salt-dependent place in
+    it (each prompt different text, not only a different first line)."""
+    start = (salt * 7919) % len(base) if vary else 0
+    rotated = base[start:] + "\n" + base[:start] if start else base
     text = f"[{salt}] "
     while count_text(text) < tokens:
-        text += base
+        text += rotated
     # trim to the size (binary search on characters would be exact; proportional is close)
     ratio = tokens / count_text(text)
     return text[: int(len(text) * ratio)]
@@ -86,6 +90,7 @@ def p99(samples: list[float]) -> float:
 
 async def measure(
     calls: int, large_calls: int, sizes: tuple[int, ...], presidio: bool, kind: str = "code",
+    vary: bool = False,
 ) -> list[tuple[int, str, float, float]]:
     pool = ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn"))
     extra = PresidioFinder.in_processes(presidio_config("", 0.4, ""), 2) if presidio else None
@@ -104,7 +109,7 @@ async def measure(
         gc.freeze()
         for size in sizes:
             n = calls if size <= 2_000 else large_calls
-            prompts = [prompt_of(size, base, i) for i in range(n)]
+            prompts = [prompt_of(size, base, i, vary) for i in range(n)]
             for label in ("first sight", "repeated"):
                 samples = []
                 for text in prompts:
@@ -123,7 +128,8 @@ async def measure(
 
 
 def measure_models(calls: int, sizes: tuple[int, ...], router_dir: Path | None = None,
-                   kind: str = "code") -> list[tuple[int, str, float, float]]:
+                   kind: str = "code", vary: bool = False,
+                   ) -> list[tuple[int, str, float, float]]:
     """The complexity and task models alone, on fresh prompts (no feature reuse between
     prompts: each text is new, as each request's is); with `router_dir`, also a fitted router
     in place of the complexity model, as a policy's `router:` runs it."""
@@ -137,7 +143,7 @@ def measure_models(calls: int, sizes: tuple[int, ...], router_dir: Path | None =
     base = corpus(kind)
     rows = []
     for size in sizes:
-        prompts = [prompt_of(size, base, i) for i in range(calls)]
+        prompts = [prompt_of(size, base, i, vary) for i in range(calls)]
         for label, model in scorer.items():
             samples = []
             for text in prompts:
@@ -167,14 +173,18 @@ def main() -> None:
                         help="with --models: also time this fitted router (a router fit DIR)")
     parser.add_argument("--corpus", choices=("code", "chat"), default="code",
                         help="the text prompts are cut from (see corpus())")
+    parser.add_argument("--vary", action="store_true",
+                        help="each prompt cut from a different place in the corpus (by default"
+                             " all are its start behind a different first line)")
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
     if args.models:
-        rows = measure_models(max(20, min(args.calls, 5000)), sizes, args.router, args.corpus)
+        rows = measure_models(max(20, min(args.calls, 5000)), sizes, args.router, args.corpus,
+                              args.vary)
     else:
         rows = asyncio.run(measure(max(20, min(args.calls, 5000)),
                                    max(20, min(args.large_calls, 1000)), sizes, args.presidio,
-                                   args.corpus))
+                                   args.corpus, args.vary))
     print(f"{'prompt tokens':>13}  {'what':<16} {'p50 ms':>8} {'p99 ms':>8}")
     for size, label, p50, p99 in rows:
         print(f"{size:>13,}  {label:<16} {p50:>8.3f} {p99:>8.3f}")
