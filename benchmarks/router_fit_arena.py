@@ -43,10 +43,6 @@ from gateway.offline.training.complexity_train import TrainConfig, load_outcomes
 from gateway.offline.training.router_fit import JudgedPrompt, fit_router
 
 
-def judged_prompts(data: Path, dataset: str) -> list[JudgedPrompt]:
-    return [prompt for prompt, _ in grouped_prompts(data, dataset)]
-
-
 def grouped_prompts(data: Path, dataset: str) -> list[tuple[JudgedPrompt, str]]:
     """Each judged prompt with the unit a split keeps together (an MMLU subject; else the
     prompt itself)."""

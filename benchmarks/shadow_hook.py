@@ -11,63 +11,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
 from collections.abc import Callable
-from datetime import datetime
+from pathlib import Path
 
-from gateway.outcomes.repository import Judgement
-from gateway.policy.loader import PolicySet, parse_policy
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # tests/ helpers
+
+from gateway.policy.loader import PolicySet
 from gateway.routing.shadow import ShadowJudge
-from gateway.routing.trace import Arrival, Attempts, Finished, Route
-from gateway.scraper.fleet import FleetState
-from gateway.types import (
-    Endpoint,
-    FleetSnapshot,
-    Profile,
-    RouteDecision,
-    RouteRequest,
-    TenantContext,
-    Usage,
-)
+from tests.support.shadow_requests import finished, shadow_judge, shadow_policy
 
-POLICY = """version: 1
-backends:
-  - {name: small, provider: vllm, base_url: "http://s:1/v1", model: m, context_window: 100}
-  - {name: big, provider: vllm, base_url: "http://b:1/v1", model: m, context_window: 100,
-     quality_tier: 4}
-models: {auto: [small, big]}
-"""
-SHADOW = "shadow: {sample: SAMPLE, strong: big, judge: big, daily_usd: 1}\n"
 ROUND = 200  # calls between queue drains
 
 
-class NoOutcomes:
-    async def shadow_spend_micro_usd(self, since: datetime) -> int:
-        return 0
-
-    async def save_judgement(self, judgement: Judgement) -> None:
-        return None
-
-
-TENANT, PROFILE = TenantContext("t", "acme", "k"), Profile(10, None)
-
-
-def finished(policy: PolicySet, request_id: str) -> Finished:
-    """What the request path hands the hook when a request ends on the small backend."""
-    small = policy.backends["small"]
-    request = RouteRequest(request_id, Endpoint.CHAT, "auto", {"messages": []})
-    arrival = Arrival(TENANT, request, policy.for_request(TENANT, request), 0.0)
-    route = Route(RouteDecision(small, (), "default"), FleetSnapshot())
-    return Finished(arrival, PROFILE, route, None, Attempts(backend=small), Usage(),
-                    body=b"{}")
-
-
-def case(policy_text: str) -> tuple[ShadowJudge, Callable[[str], None]]:
-    policy: PolicySet = parse_policy(policy_text)
-    shadow = ShadowJudge({}, FleetState(), NoOutcomes(), queue_size=ROUND)
+def case(policy: PolicySet) -> tuple[ShadowJudge, Callable[[str], None]]:
+    shadow = shadow_judge(queue_size=ROUND)
 
     def call(request_id: str) -> None:
-        shadow.offer(finished(policy, request_id))
+        shadow.offer(finished(policy, "small", request_id))
 
     return shadow, call
 
@@ -90,18 +52,18 @@ def per_call_ns(call: Callable[[str], None], shadow: ShadowJudge | None, calls: 
 async def main(calls: int) -> None:
     rows = []
 
-    plain = parse_policy(POLICY)
+    plain = shadow_policy(None)
 
     def floor(request_id: str) -> None:
-        finished(plain, request_id)
+        finished(plain, "small", request_id)
 
     rows.append(("building the finished request only (floor)", per_call_ns(floor, None, calls)))
-    for name, text in (
-        ("no shadow: in the policy", POLICY),
-        ("shadow, not sampled (sample 1e-9)", POLICY + SHADOW.replace("SAMPLE", "1e-9")),
-        ("shadow, sampled and queued (sample 1)", POLICY + SHADOW.replace("SAMPLE", "1.0")),
+    for name, sample in (
+        ("no shadow: in the policy", None),
+        ("shadow, not sampled (sample 1e-9)", "1e-9"),
+        ("shadow, sampled and queued (sample 1)", "1.0"),
     ):
-        shadow, call = case(text)
+        shadow, call = case(shadow_policy(sample))
         rows.append((name, per_call_ns(call, shadow, calls)))
     base = rows[0][1]
     print(f"| case | ns per call (median of rounds of {ROUND}) | hook alone (ns) |")

@@ -35,6 +35,7 @@ from gateway.types import Complexity
 DEFAULT_MODEL_PATH = DEFAULT_COMPLEXITY_PATH
 MODEL_FORMAT = "gateway-complexity-encoder/2"  # /2: the outcome signal
 SIGNALS = ("depth", "contrast", "ngram", "outcome")
+ENCODER_HEADS = ("depth", "contrast", "outcome")  # the signals linear in the encoder vector
 
 
 class SentenceEncoder(Protocol):
@@ -76,18 +77,22 @@ class EncoderComplexityModel:
     Each head's own bias is recorded in the file but unused: standardising on the reference
     mix absorbs any constant."""
 
-    __slots__ = ("_calibration", "_combine", "_contrast", "_dense", "_depth", "_encoder",
-                 "_ngram", "_outcome", "_outcome_dense", "_scale", "document", "thresholds")
+    __slots__ = ("_calibration", "_combine", "_dense", "_encoder", "_heads", "_ngram", "_scale",
+                 "document", "thresholds")
 
     def __init__(self, document: dict[str, Any], encoder: SentenceEncoder,
                  ngram: ComplexityModel) -> None:
         try:
-            self._depth = _vector(document["depth"]["weights"], encoder.dims)
-            self._contrast = _vector(document["contrast"]["weights"], encoder.dims)
-            self._dense = {str(k): float(v) for k, v in document["contrast"]["dense"].items()}
-            self._outcome = _vector(document["outcome"]["weights"], encoder.dims)
-            self._outcome_dense = {str(k): float(v)
-                                   for k, v in document["outcome"]["dense"].items()}
+            # The three signals read off the encoder vector, as rows of one matrix: one
+            # product a request, whichever of them its format's mix weighs.
+            self._heads = np.stack([_vector(document[h]["weights"], encoder.dims)
+                                    for h in ENCODER_HEADS])
+            # Dense feature -> (contrast weight, outcome weight); depth reads none.
+            contrast_dense = document["contrast"]["dense"]
+            outcome_dense = document["outcome"]["dense"]
+            self._dense = {str(k): (float(contrast_dense.get(k, 0.0)),
+                                    float(outcome_dense.get(k, 0.0)))
+                           for k in (*contrast_dense, *outcome_dense)}
             biases = (float(document["depth"]["bias"]), float(document["contrast"]["bias"]),
                       float(document["outcome"]["bias"]))
             self._scale = {s: (float(document["standardise"][s][0]),
@@ -102,7 +107,7 @@ class EncoderComplexityModel:
             raise EncoderModelError(f"malformed complexity model: {exc!r}") from exc
         numbers = [*biases, *(v for pair in self._scale.values() for v in pair),
                    *(w for ws in self._combine.values() for w in ws), *self._calibration,
-                   *self._dense.values(), *self._outcome_dense.values(), low, high]
+                   *(w for pair in self._dense.values() for w in pair), low, high]
         if not all(map(math.isfinite, numbers)) or min(sd for _, sd in self._scale.values()) <= 0:
             raise EncoderModelError("malformed complexity model: a number is not finite")
         self._encoder = weighted
@@ -159,13 +164,13 @@ class EncoderComplexityModel:
         if vector is None:
             vector = self._encoder.encode(text)
         features = extract_features(text)
-        contrast = float(self._contrast @ vector)
-        outcome = float(self._outcome @ vector)
+        depth, contrast, outcome = (self._heads @ vector).tolist()
         for name, value in features.dense.items():
-            contrast += self._dense.get(name, 0.0) * value
-            outcome += self._outcome_dense.get(name, 0.0) * value
-        return Signals(float(self._depth @ vector), contrast, self._ngram.score(text), outcome,
-                       features.fmt)
+            weights = self._dense.get(name) if value else None  # most features are 0
+            if weights is not None:
+                contrast += weights[0] * value
+                outcome += weights[1] * value
+        return Signals(depth, contrast, self._ngram.score(text), outcome, features.fmt)
 
     def standardised(self, signals: Signals) -> tuple[float, ...]:
         """Each signal in SIGNALS' order, standardised on the reference mix."""

@@ -22,6 +22,7 @@ from gateway.classify.complexity_encoder import (
 from gateway.classify.encoder_paths import DEFAULT_TABLE_PATH
 from gateway.classify.standard import load_complexity
 from gateway.classify.static_encoder import StaticEncoder, read_table
+from gateway.cli.demo_workload import HARD, QUESTIONS
 from gateway.offline.distillation.encoder_distill import write_table
 
 
@@ -52,6 +53,17 @@ def test_a_plainly_hard_request_outranks_small_talk() -> None:
     hard = model.p_strong("Derive the Black-Scholes equation from a delta-hedged portfolio"
                           " and solve it for a European call option.")
     assert hard > easy
+
+
+def test_the_demo_rates_no_everyday_question_high_and_most_hard_requests_high() -> None:
+    """The demo's promise: everyday questions, programming ones included, stay off the
+    frontier API, and hard requests reach it because they are hard. (Before the contrast saw
+    everyday programming questions, "How do I reverse a list in Python…" was `high`.)"""
+    model = EncoderComplexityModel.load()
+    everyday = [q for q in QUESTIONS if model.assess(q).label == "high"]
+    assert everyday == []
+    hard = sum(model.assess(q).label == "high" for q in HARD)
+    assert hard > len(HARD) // 2, f"{hard} of {len(HARD)} hard requests rated high"
 
 
 def test_a_model_beside_another_table_is_refused_in_one_line(tmp_path: Path) -> None:
