@@ -74,8 +74,19 @@ def detect_diagnoses(view: TextView, found: Sequence[SensitiveSpan]) -> list[Sen
         if CONDITION_WORDS.isdisjoint(_WORDS.findall(view.lower, lo, hi)):
             continue
         for match in DIAGNOSIS.finditer(view.lower, lo, hi):
-            spans.append(SensitiveSpan("diagnosis", "phi", match.start(), match.end(), confidence))
+            if _standalone(view.text, match.start(), match.end()):
+                spans.append(SensitiveSpan("diagnosis", "phi", match.start(), match.end(),
+                                           confidence))
     return spans
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    """A whole word of prose: the byte view's word boundary also falls beside a letter
+    outside ASCII (Finnish "hämmästyttävästi" holds "sti"), and a C++ namespace is code
+    ("std::string")."""
+    if start > 0 and text[start - 1].isalnum():
+        return False
+    return not (end < len(text) and (text[end].isalnum() or text.startswith("::", end)))
 
 
 def _merged(windows: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:

@@ -93,7 +93,7 @@ AMBIGUOUS = frozenset(
     Shu Tao Ting Rui Gang Fang Jie Juan Lei Xin Yun Bao Binh Chang Ming Hung Nga Trang Thu
     Quang Tuan Thanh Hoa Hieu Duc Dung Cuong Linh Minh Ngoc Phuong Quynh Thao Viet Xuan Guang
     Liang Qian Xiang Xue Zhang Zhong Chen Hui Jia Jian Jing Lian Ling Mei Qiang Qing Wei Xia
-    Xiu Ying Yong Zhen Zhi Hikari Rin Shun Mio Storm River Star""".split()
+    Xiu Ying Yong Zhen Zhi Hikari Rin Shun Mio Storm River Star Edit""".split()
 )
 
 # Capitalised words that start sentences or name things, never people. Compared as written.

@@ -66,13 +66,16 @@ def _judge_run(
     found: list[SensitiveSpan] = []
     stand_ins: list[SensitiveSpan] = []  # kept apart: they must not change what else is found
     if segment.count(".") >= 3:
-        for ip in _IPV4.finditer(segment):
+        addresses = list(_IPV4.finditer(segment))
+        for ip in addresses:
             kind = ip_kind(ip.group())
             if kind is not None and not _preceded_by_version(view.text, start + ip.start()):
                 (found if kind == "public" else stand_ins).append(SensitiveSpan(
                     "ip_address", "pii", start + ip.start(), start + ip.end(), 0.9,
                     reserved=kind == "documentation"))
-        if found or stand_ins or digits < 7:
+        # A private address ("10.20.123.116:6379") is not reported, and is not a phone
+        # number either.
+        if addresses or digits < 7:
             return found + stand_ins
     if digits >= 12:
         for card in _cards(segment, start):
@@ -128,6 +131,10 @@ def _phone(view: TextView, segment: str, start: int, end: int) -> SensitiveSpan 
     text = view.text
     if any(_is_date(m) for m in _DATE.finditer(segment)):
         return None  # dates and timestamps share the shape of many phone formats
+    if start > 1 and text[start - 1] == ":" and text[start - 2].isdigit():
+        return None  # the seconds of a time ("00:00:00.0000000")
+    if "+" in segment or segment.count("(") > 1 or segment.count(")") > 1:
+        return None  # arithmetic ("(1+1)))"): a number's "+" leads it, outside the run
     has_plus = start > 0 and text[start - 1] == "+"
     has_paren = start > 0 and text[start - 1] == "("
     if has_plus or has_paren:

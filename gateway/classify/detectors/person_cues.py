@@ -58,8 +58,10 @@ def _previous_word(lower: bytes, start: int) -> bytes:
     return lower[lower.rfind(b" ", max(0, end - 24), end) + 1:end].rsplit(b"\n", 1)[-1]
 
 
-def layout_score(view: TextView, start: int, end: int) -> float:
-    """A name alone on its line heading a contact block, or a speaker label ("Amy: …")."""
+def layout_score(view: TextView, start: int, end: int, speaker: bool = True) -> float:
+    """A name alone on its line heading a contact block, or (with `speaker`) a speaker label
+    ("Amy: …"): a heading takes a colon too ("Crew Selection:"), so the label counts only
+    beside some sign in the words themselves."""
     raw = view.raw
     line_start = raw.rfind(b"\n", max(0, start - 6), start) + 1
     if (line_start == 0 and start > 6) or raw[line_start:start].strip(_LINE_PREFIX):
@@ -67,7 +69,7 @@ def layout_score(view: TextView, start: int, end: int) -> float:
     line_end = raw.find(b"\n", end)
     rest = raw[end:line_end if line_end != -1 else len(raw)]
     if rest[:1] == b":":
-        return 0.3
+        return 0.3 if speaker else 0.0
     if rest.strip() or line_end == -1:
         return 0.0
     previous_line = raw[raw.rfind(b"\n", 0, max(0, line_start - 1)) + 1:line_start]

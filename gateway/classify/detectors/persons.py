@@ -143,7 +143,9 @@ def _lone_score(view: TextView, word: str, start: int, end: int, lower_case: boo
         score += 0.25
     if score >= _THRESHOLD or (lower_case and score == 0.0):
         return score
-    return score + cue_score(view, start, end) + layout_score(view, start, end)
+    evidence = score > 0.0
+    return (score + cue_score(view, start, end)
+            + layout_score(view, start, end, speaker=evidence))
 
 
 
@@ -204,7 +206,9 @@ def _run_score(view: TextView, run: list[Token], lower_case: bool) -> float:
         score += 0.3
     if score >= 1.0:
         return score
-    return score + cue_score(view, start, end) + layout_score(view, start, end)
+    evidence = score > 0.25  # more than the capitals themselves
+    return (score + cue_score(view, start, end)
+            + layout_score(view, start, end, speaker=evidence))
 
 
 def _propagated(

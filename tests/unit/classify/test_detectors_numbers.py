@@ -113,3 +113,13 @@ def test_date_of_birth_needs_a_birth_cue() -> None:
     assert found("Date of birth: March 3, 1985", "date_of_birth") == ["March 3, 1985"]
     assert found("The meeting is on 7/14/1995", "date_of_birth") == []
     assert found("born on 13/13/1995", "date_of_birth") == []
+
+
+def test_times_addresses_with_ports_and_arithmetic_are_no_phone_numbers() -> None:
+    assert found("Example: 2023-09-28 00:00:00.0000000)", "phone") == []
+    assert found("brokers = \"10.20.123.115:9092,10.20.123.116:9092\"", "phone") == []
+    assert found("node 10.20.123.116:6379@16379 master", "phone") == []
+    assert found("x (((0.5x(1+1))))))))-6.5)))-(((10+((0.5x4))))) = y", "phone") == []
+    # What a phone number looks like is unchanged.
+    assert found("Call me on (020) 7946 0958 tomorrow.", "phone") == ["(020) 7946 0958"]
+    assert found("Phone: 555-123-4567", "phone") == ["555-123-4567"]

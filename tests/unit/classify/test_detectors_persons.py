@@ -74,6 +74,19 @@ def test_labels_alone_are_not_people() -> None:
     assert persons("Odalric: yes\nSummary: fine") == []
 
 
+
+def test_headings_before_a_colon_are_not_speakers() -> None:
+    text = ("Crew Selection: assign a random crew.\nRoof: add a triangle.\n"
+            "Finishing Touches: add colours.\nAdditional Guidelines: keep it short.")
+    assert persons(text) == []
+    # A speaker label still counts where its words show a name.
+    assert persons("Odalric Vance: Where were you?\nMargit: At the station.") == [
+        "Odalric Vance", "Margit"]
+
+
+def test_a_numbered_step_that_says_edit_is_no_name() -> None:
+    assert persons("4) Edit web.conf to set the port.\n5) Edit index.html") == []
+
 def test_the_last_member_of_a_list_before_a_full_stop() -> None:
     assert persons("They invited Ingrid, Paavo and Quillon.") == ["Ingrid", "Paavo", "Quillon"]
     assert persons("Ask Paavo and Requests.get about it") == ["Paavo"]

@@ -93,6 +93,13 @@ def test_diagnosis_only_when_tied_to_a_person() -> None:
     assert found("Explain how insulin regulates glucose in diabetes.", "diagnosis") == []
 
 
+
+def test_a_condition_inside_a_word_or_a_namespace_is_no_diagnosis() -> None:
+    # Each text holds a first-person cue, so a condition word here would be a disclosure.
+    assert found("I have a list stored in a std::string and std::vector.", "diagnosis") == []
+    assert found("I have heard Lauri say it hämmästyttävästi well.", "diagnosis") == []
+    assert found("I have an STD and need advice.", "diagnosis") == ["STD"]
+
 def test_phi_category() -> None:
     spans = SCANNER.scan("Anna Kowalska has asthma; MRN 4471829")
     assert {s.category for s in spans} == {"pii", "phi"}
