@@ -2,8 +2,9 @@
 
 Offline only (scikit-learn is imported here, never on the request path). Data, all openly
 licensed: RouteLLM's MMLU/GSM8K outcomes and Arena-Bench judgments (../shared/data/routing),
-Arena-Hard v0.1 prompts (hard by their authors' selection) against ordinary requests
-(Self-Instruct's seed tasks, the team's chat prompts and everyday programming questions), and
+Arena-Hard v0.1 prompts (hard by their authors' selection) and the team's expert requests
+(short as well as long: hard is not long) against ordinary requests (Self-Instruct's seed
+tasks, the team's chat prompts, everyday programming and technical questions), and
 Self-Instruct's user-oriented requests as the reference mix the classes are cut on. The
 outcome sets teach the outcome signal as well as the n-gram model and the depth signal."""
 
@@ -33,9 +34,10 @@ from gateway.classify.model_files import FEATURIZER
 from gateway.classify.static_encoder import EncoderInfo, StaticEncoder
 
 ROUTING = Path("routing")
-HARD_FILES = ("arena_hard_v01_tasks.jsonl",)
+HARD_FILES = ("arena_hard_v01_tasks.jsonl", "authored_expert_requests.jsonl")
 ORDINARY_FILES = ("self_instruct_seed_tasks.jsonl", "authored_chat_2.jsonl",
-                  "authored_chat.jsonl", "authored_everyday_code.jsonl")
+                  "authored_chat.jsonl", "authored_everyday_code.jsonl",
+                  "authored_everyday_technical.jsonl")
 REFERENCE_FILES = ("self_instruct_user_oriented.jsonl", "alpaca_eval_oasst_hh_tasks.jsonl")
 EXPORT_TOLERANCE = 1e-3  # in z; the export rounds weights to 6 significant digits
 
@@ -267,7 +269,8 @@ def _fit_contrast(encoder: SentenceEncoder, hard: Sequence[str], ordinary: Seque
     return {"weights": [_round(v) for v in w[:dims]],
             "dense": {n: _round(v) for n, v in zip(names, w[dims:], strict=True)},
             "bias": _round(float(model.intercept_[0]) - w @ mean),
-            "target": "Arena-Hard v0.1 (1) against ordinary requests (0), balanced"}
+            "target": "Arena-Hard v0.1 and expert requests (1) against ordinary requests (0),"
+                      " balanced"}
 
 
 def _fit_outcome(encoder: SentenceEncoder, outcomes: Sequence[Judged],
