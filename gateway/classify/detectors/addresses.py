@@ -130,11 +130,20 @@ def _strongest(
     starts = _word_starts(text, line_start, anchor, 1 if number_first else 5)
     for start in (*starts, anchor):
         match = STREET_LINE.match(text, start, hi)
+        if match is not None and match.lastgroup == "typed_after" and _lower_case_english(
+                match.group()):
+            continue  # "written to row 4": an English street named before its type is capitalised
         if match is not None and match.end() >= anchor:
             strength = STRENGTH[match.lastgroup or "typed"]
             if best is None or (strength, match.end() - start) > (best[2], best[1] - best[0]):
                 best = (match.start(), match.end(), strength)
     return best
+
+
+def _lower_case_english(street: str) -> bool:
+    """Prose that reads as a street of the name-then-type form: lower-case and ASCII ("be
+    written to row 4"); "hegyalja út 98" keeps its letters outside ASCII."""
+    return street[0].islower() and street.isascii()
 
 
 def _word_starts(text: str, lo: int, anchor: int, count: int = 3) -> list[int]:
