@@ -11,12 +11,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol, TypeVar
 
 from gateway.classify.allowlist import allowlist
 from gateway.classify.complexity import classify
+from gateway.classify.conversation import (
+    EARLIER_TURNS,
+    TurnScores,
+    earlier_user_texts,
+    in_context,
+    user_text,
+)
 from gateway.classify.detectors.overlap import resolve
 from gateway.classify.known_values import WithKnownValues
 from gateway.classify.long_prompt import plan_shared
@@ -115,6 +122,9 @@ class RequestClassifier:
         self._sensitivity = sensitivity
         self._executor = executor  # for large scans: must run the built-in detectors
         self._parallelism = parallelism  # the executor's processes: one piece of a long scan each
+        # Each turn's score, kept for the later requests of its conversation.
+        self._turns = TurnScores()
+        self._turns_async = TurnScores()
 
     def with_complexity(self, complexity: ComplexityEstimator) -> RequestClassifier:
         """The same classifier scoring complexity with another model (a fitted router)."""
@@ -224,13 +234,14 @@ class RequestClassifier:
             # One string for both models: they share its featurization (see extract_features).
             question = question_text(request.endpoint, request.payload)
             if complexity_model is None and self._complexity_async is not None:
-                p = await self._complexity_async.p_strong(question)
-                cuts = complexity_thresholds or self._complexity_async.thresholds
-                complexity = Complexity(p, classify(p, cuts))
+                complexity = await self._in_context(
+                    request, question, self._complexity_async.p_strong, self._turns_async,
+                    complexity_thresholds or self._complexity_async.thresholds)
             elif estimator is not None:
-                p = estimator.p_strong(question)
-                cuts = complexity_thresholds or estimator.thresholds
-                complexity = Complexity(p, classify(p, cuts))
+                complexity = await self._in_context(
+                    request, question, _awaitable(estimator.p_strong),
+                    self._turns if complexity_model is None else None,
+                    complexity_thresholds or estimator.thresholds)
             if self._task is not None:
                 task = self._task.assess(question)
         if extra is not None:
@@ -257,6 +268,25 @@ class RequestClassifier:
             affinity_kind=AffinityKind.SESSION if request.session_id else AffinityKind.PREFIX,
             prompt_tokens_by_encoding=tuple(others),
         )
+
+    async def _in_context(self, request: RouteRequest, question: str,
+                          score: Callable[[str], Awaitable[float]], turns: TurnScores | None,
+                          cuts: tuple[float, float]) -> Complexity:
+        """The last user message's complexity, or an earlier turn's where that is higher (a
+        follow-up in a hard conversation); scores remembered where the model is this
+        classifier's own (a tenant's fitted router is scored afresh)."""
+        if turns is not None:
+            remembered = turns
+
+            async def score_text(text: str) -> float:
+                return await remembered.p_strong(text, score)
+        else:
+            score_text = score
+        last = await score_text(question)
+        earlier = (earlier_user_texts(request.payload, EARLIER_TURNS, COMPLEXITY_TEXT_CHARS)
+                   if request.endpoint is Endpoint.CHAT else [])
+        p, back = await in_context(last, earlier, score_text) if earlier else (last, 0)
+        return Complexity(p, classify(p, cuts), back)
 
     async def _scan_and_count(
         self, request: RouteRequest, text: str, thresholds: Sequence[int],
@@ -358,7 +388,7 @@ def question_text(endpoint: Endpoint, payload: Payload) -> str:
         messages = payload.get("messages")
         for message in reversed(messages if isinstance(messages, list) else []):
             if isinstance(message, dict) and message.get("role") == "user":
-                return _text_of(message.get("content"))[-COMPLEXITY_TEXT_CHARS:]
+                return user_text(message.get("content"))[-COMPLEXITY_TEXT_CHARS:]
         return ""
     prompt = payload.get("prompt")
     return prompt[-COMPLEXITY_TEXT_CHARS:] if isinstance(prompt, str) else ""
@@ -382,12 +412,7 @@ def scan_text(endpoint: Endpoint, payload: Payload) -> str:
     return f"{text}\n\n{fields}" if fields else text
 
 
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"] for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""
+def _awaitable(score: Callable[[str], float]) -> Callable[[str], Awaitable[float]]:
+    async def scored(text: str) -> float:
+        return score(text)
+    return scored

@@ -18,7 +18,14 @@ from gateway.errors import GatewayError
 from gateway.policy.loader import PolicySet
 from gateway.policy.runtime import RequestPolicy
 from gateway.routing.pipeline import FixedFleet, RoutePipeline
-from gateway.types import FleetSnapshot, Profile, RouteRequest, TenantContext, TenantDetector
+from gateway.types import (
+    Complexity,
+    FleetSnapshot,
+    Profile,
+    RouteRequest,
+    TenantContext,
+    TenantDetector,
+)
 
 
 async def explain(
@@ -111,8 +118,7 @@ def describe_profile(profile: Profile) -> dict[str, Any]:
         # ("engine:<backend>", asked when the estimate would refuse the prompt).
         "prompt_tokens_by_encoding": dict(profile.prompt_tokens_by_encoding),
         "max_output_tokens": profile.max_output_tokens,
-        "complexity": {"p_strong": round(profile.complexity.p_strong, 4),
-                       "class": profile.complexity.label} if profile.complexity else None,
+        "complexity": _complexity(profile.complexity) if profile.complexity else None,
         "task": {"type": profile.task.type, "p": round(profile.task.p, 4)}
         if profile.task else None,
         "sensitivity": list(profile.sensitivity),
@@ -121,6 +127,14 @@ def describe_profile(profile: Profile) -> dict[str, Any]:
         "masked_only": [{"type": s.type, "start": s.start, "end": s.end,
                          "confidence": s.confidence} for s in profile.reserved_spans],
     }
+
+
+def _complexity(complexity: Complexity) -> dict[str, Any]:
+    described: dict[str, Any] = {"p_strong": round(complexity.p_strong, 4),
+                                 "class": complexity.label}
+    if complexity.turns_back:  # a follow-up rated by the harder question before it
+        described["turns_back"] = complexity.turns_back
+    return described
 
 
 def render_table(result: dict[str, Any]) -> str:
@@ -132,7 +146,9 @@ def render_table(result: dict[str, Any]) -> str:
         f"profile    {p['prompt_tokens']} prompt tokens"
         f"{'' if p['prompt_tokens_exact'] else ' (estimate; bound proves no threshold crossed)'}"
         f", max_tokens {p['max_output_tokens'] or '-'}"
-        + (f", complexity {complexity['class']} (p_strong {complexity['p_strong']})"
+        + (f", complexity {complexity['class']} (p_strong {complexity['p_strong']}"
+           + (f", from the user message {complexity['turns_back']} turn(s) before the last"
+              if complexity.get("turns_back") else "") + ")"
            if complexity else "")
         + (f", task {p['task']['type']} (p {p['task']['p']})" if p.get("task") else "")
         + f", sensitivity {', '.join(p['sensitivity']) or 'none'}",

@@ -160,6 +160,9 @@ class Complexity:
 
     p_strong: float
     label: str  # "low" | "medium" | "high"
+    # 0: scored on the last user message; n: on the user message n turns before it, which
+    # scored higher (a follow-up in a hard conversation).
+    turns_back: int = 0
 
 
 # The task-type taxonomy, fixed: policies match on these names and reports group by them.

@@ -113,6 +113,19 @@ def test_a_hard_problem_reaches_the_frontier_api(demo: Demo) -> None:
     assert answer
 
 
+
+def test_a_follow_up_in_a_hard_conversation_stays_with_the_frontier_api(demo: Demo) -> None:
+    with demo.client() as client:
+        raw = client.chat.completions.with_raw_response.create(
+            model="auto", max_tokens=16, messages=[
+                {"role": "user", "content": HARD[0]},
+                {"role": "assistant", "content": "Here is a first design: ..."},
+                {"role": "user", "content": "Thanks! Can you make it shorter?"}])
+    headers = dict(raw.headers)
+    assert headers["x-gateway-complexity"] == "high"  # alone, the follow-up is small talk
+    assert headers["x-gateway-backend"] == "gpt-4o"
+    assert raw.parse().choices[0].message.content
+
 def test_a_long_contract_goes_where_it_fits(demo: Demo) -> None:
     text = "Summarise this contract:\n\n" + contract(random.Random(2), 4200)
     headers, _ = ask(demo, text, max_tokens=16)

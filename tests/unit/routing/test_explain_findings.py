@@ -12,6 +12,7 @@ from gateway.classify.tokens import TokenCounter
 from gateway.policy.loader import parse_policy
 from gateway.routing.explain import describe_profile, explain, render_table
 from gateway.types import (
+    Complexity,
     Endpoint,
     Profile,
     RouteRequest,
@@ -70,3 +71,18 @@ def test_the_task_type_is_shown_with_its_probability() -> None:
                           "error": {"status": 400, "code": "x", "type": "t", "message": "m"}})
     assert "task code (p 0.9123)" in table
     assert describe_profile(Profile(prompt_tokens=1, max_output_tokens=None))["task"] is None
+
+
+def test_a_follow_up_rated_by_an_earlier_turn_says_so() -> None:
+    profile = Profile(prompt_tokens=40, max_output_tokens=None,
+                      complexity=Complexity(0.71, "high", turns_back=1))
+    described = describe_profile(profile)
+    assert described["complexity"] == {"p_strong": 0.71, "class": "high", "turns_back": 1}
+    table = render_table({"model": "auto", "tenant": "acme", "profile": described,
+                          "outcome": "refused",
+                          "error": {"status": 400, "code": "x", "type": "t", "message": "m"}})
+    assert "complexity high (p_strong 0.71, from the user message 1 turn(s) before the last)" \
+        in table
+    alone = describe_profile(Profile(prompt_tokens=4, max_output_tokens=None,
+                                     complexity=Complexity(0.1, "low")))
+    assert alone["complexity"] == {"p_strong": 0.1, "class": "low"}
