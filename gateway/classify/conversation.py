@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable
 
+from gateway.classify.payload_text import content_text
 from gateway.types import Payload
 
 EARLIER_TURNS = 2
@@ -33,24 +34,12 @@ def earlier_user_texts(payload: Payload, limit: int, chars: int) -> list[str]:
         if not last_seen:
             last_seen = True
             continue
-        text = user_text(message.get("content"))
+        text = content_text(message.get("content"))
         if text:
             texts.append(text[-chars:])
         if len(texts) == limit:
             break
     return texts
-
-
-def user_text(content: object) -> str:
-    """A message's text: the string, or its text parts joined (images and audio carry none)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"] for p in content
-            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 class TurnScores:

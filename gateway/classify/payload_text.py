@@ -148,6 +148,11 @@ def _message_strings(payload: Payload) -> Iterator[str]:
                 yield arguments
 
 
+def content_text(content: Any) -> str:
+    """A message's text: the string, or its text parts joined (images and audio carry none)."""
+    return content if isinstance(content, str) else "\n".join(_content_strings(content))
+
+
 def _content_strings(content: Any) -> Iterator[str]:
     if isinstance(content, str):
         if content:

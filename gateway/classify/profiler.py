@@ -22,13 +22,13 @@ from gateway.classify.conversation import (
     TurnScores,
     earlier_user_texts,
     in_context,
-    user_text,
 )
 from gateway.classify.detectors.overlap import resolve
 from gateway.classify.known_values import WithKnownValues
 from gateway.classify.long_prompt import plan_shared
 from gateway.classify.payload_text import (
     SpanScanner,
+    content_text,
     extract_chat_text,
     field_strings,
     prefix_text,
@@ -388,7 +388,7 @@ def question_text(endpoint: Endpoint, payload: Payload) -> str:
         messages = payload.get("messages")
         for message in reversed(messages if isinstance(messages, list) else []):
             if isinstance(message, dict) and message.get("role") == "user":
-                return user_text(message.get("content"))[-COMPLEXITY_TEXT_CHARS:]
+                return content_text(message.get("content"))[-COMPLEXITY_TEXT_CHARS:]
         return ""
     prompt = payload.get("prompt")
     return prompt[-COMPLEXITY_TEXT_CHARS:] if isinstance(prompt, str) else ""

@@ -1,7 +1,7 @@
 """Finished requests for shadow judging's request-path hook, as the routing service hands
 them over: one two-backend policy (a cheap `small`, a strong `big`), with or without a
 `shadow:` block, and a judge whose outcome store must never be reached (the worker is not
-started). Shared by the hook's unit tests and its benchmark."""
+started). Shared by the hook's unit tests, its accounting tests and its benchmark."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from gateway.types import (
 
 POLICY = """version: 1
 backends:
-  - {name: small, provider: vllm, base_url: "http://s:1/v1", model: m, context_window: 100}
-  - {name: big, provider: vllm, base_url: "http://b:1/v1", model: m, context_window: 100,
+  - {name: small, provider: vllm, base_url: "http://s:1/v1", model: m, context_window: 4096}
+  - {name: big, provider: vllm, base_url: "http://b:1/v1", model: m, context_window: 4096,
      quality_tier: 4}
 models: {auto: [small, big]}
 """

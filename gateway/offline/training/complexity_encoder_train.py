@@ -258,19 +258,17 @@ def _dense_names(prompts: Sequence[str], exclude: Sequence[str] = ()) -> list[st
 
 def _fit_contrast(encoder: SentenceEncoder, hard: Sequence[str], ordinary: Sequence[str],
                   config: EncoderTrainConfig) -> dict[str, Any]:
-    names = _dense_names([*hard, *ordinary], config.contrast_exclude)
-    x = _contrast_rows(encoder, [*hard, *ordinary], names)
+    prompts = [*hard, *ordinary]
     y = np.r_[np.ones(len(hard)), np.zeros(len(ordinary))]
-    mean, sd = x.mean(axis=0), x.std(axis=0) + 1e-6
-    model = LogisticRegression(C=config.contrast_c, max_iter=5000, class_weight="balanced")
-    model.fit((x - mean) / sd, y)
-    w = model.coef_[0] / sd
-    dims = encoder.dims
-    return {"weights": [_round(v) for v in w[:dims]],
-            "dense": {n: _round(v) for n, v in zip(names, w[dims:], strict=True)},
-            "bias": _round(float(model.intercept_[0]) - w @ mean),
-            "target": "Arena-Hard v0.1 and expert requests (1) against ordinary requests (0),"
-                      " balanced"}
+    return _logistic_head(encoder, prompts, y, _dense_names(prompts, config.contrast_exclude),
+                          _contrast_estimator(config), None,
+                          "Arena-Hard v0.1 and expert requests (1) against ordinary requests"
+                          " (0), balanced")
+
+
+def _contrast_estimator(config: EncoderTrainConfig) -> LogisticRegression:
+    """The contrast's regression, as fitted and as cross-validated for calibration."""
+    return LogisticRegression(C=config.contrast_c, max_iter=5000, class_weight="balanced")
 
 
 def _fit_outcome(encoder: SentenceEncoder, outcomes: Sequence[Judged],
@@ -279,8 +277,6 @@ def _fit_outcome(encoder: SentenceEncoder, outcomes: Sequence[Judged],
     higher", on every outcome row given; each data set weighs alike and, within it, each
     class alike (so a set's base rate teaches nothing, only what differs inside it)."""
     prompts = [o.prompt for o in outcomes]
-    names = _dense_names(prompts)
-    x = _contrast_rows(encoder, prompts, names)
     y = np.array([o.strong > o.weak for o in outcomes], dtype=float)
     sets = np.array([o.dataset for o in outcomes])
     weight = np.zeros(len(outcomes))
@@ -288,16 +284,27 @@ def _fit_outcome(encoder: SentenceEncoder, outcomes: Sequence[Judged],
         for label in (0.0, 1.0):
             rows = (sets == dataset) & (y == label)
             weight[rows] = 1.0 / max(1, int(rows.sum()))
+    return _logistic_head(encoder, prompts, y, _dense_names(prompts),
+                          LogisticRegression(C=config.outcome_c, max_iter=5000),
+                          weight / weight.mean(),
+                          "the strong model scored higher than the cheap one (MMLU, GSM8K,"
+                          " Arena-Bench outcomes), each set and class weighted alike")
+
+
+def _logistic_head(encoder: SentenceEncoder, prompts: Sequence[str], y: np.ndarray,
+                   names: Sequence[str], model: LogisticRegression,
+                   sample_weight: np.ndarray | None, target: str) -> dict[str, Any]:
+    """A head over encoder vector ⊕ dense features: fitted on standardised inputs (so the
+    penalty treats every input alike), exported as weights on the raw ones."""
+    x = _contrast_rows(encoder, prompts, names)
     mean, sd = x.mean(axis=0), x.std(axis=0) + 1e-6
-    model = LogisticRegression(C=config.outcome_c, max_iter=5000)
-    model.fit((x - mean) / sd, y, sample_weight=weight / weight.mean())
+    model.fit((x - mean) / sd, y, sample_weight=sample_weight)
     w = model.coef_[0] / sd
     dims = encoder.dims
     return {"weights": [_round(v) for v in w[:dims]],
             "dense": {n: _round(v) for n, v in zip(names, w[dims:], strict=True)},
             "bias": _round(float(model.intercept_[0]) - w @ mean),
-            "target": "the strong model scored higher than the cheap one (MMLU, GSM8K,"
-                      " Arena-Bench outcomes), each set and class weighted alike"}
+            "target": target}
 
 
 def _calibrate(model: EncoderComplexityModel, data: TrainingData, encoder: SentenceEncoder,
@@ -334,9 +341,8 @@ def _out_of_fold_z(model: EncoderComplexityModel, encoder: SentenceEncoder,
     names = _dense_names(prompts, config.contrast_exclude)
     x = _contrast_rows(encoder, prompts, names)
     mean, sd = x.mean(axis=0), x.std(axis=0) + 1e-6
-    oof = cross_val_predict(
-        LogisticRegression(C=config.contrast_c, max_iter=5000, class_weight="balanced"),
-        (x - mean) / sd, labels, cv=config.folds, method="decision_function")
+    oof = cross_val_predict(_contrast_estimator(config), (x - mean) / sd, labels,
+                            cv=config.folds, method="decision_function")
     z = np.empty(len(prompts))
     c_mean, c_sd = model.document["standardise"]["contrast"]
     bias = model.document["contrast"]["bias"]

@@ -11,20 +11,12 @@ import orjson
 
 from gateway.errors import UpstreamFailed
 from gateway.outcomes.repository import Judgement
-from gateway.policy.loader import parse_policy
 from gateway.routing.shadow import ShadowJob, ShadowJudge
 from gateway.scraper.fleet import FleetState
 from gateway.types import Backend, Circuit, Endpoint, Payload, Profile, Usage
 from gateway.upstream import DispatchError, UpstreamReply, UpstreamStream
+from tests.support.shadow_requests import shadow_policy
 
-POLICY = """version: 1
-backends:
-  - {name: small, provider: vllm, base_url: "http://s:1/v1", model: m, context_window: 4096}
-  - {name: big, provider: vllm, base_url: "http://b:1/v1", model: m, context_window: 4096,
-     quality_tier: 4}
-models: {auto: [small, big]}
-shadow: {sample: 1.0, strong: big, judge: big, daily_usd: 1}
-"""
 VERDICT = '{"a": 4, "b": 9}'
 
 
@@ -71,7 +63,7 @@ class GatedProvider:
 
 
 def job(request_id: str = "r1") -> ShadowJob:
-    policy = parse_policy(POLICY)
+    policy = shadow_policy("1.0")
     return ShadowJob("t1", request_id, policy, {"messages": [{"role": "user", "content": "q"}]},
                      policy.backends["small"], "default", False, False,
                      completion("the cheap answer"), Profile(700, 50))
