@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
         Split,
     )
     from gateway.offline.evaluation.sensitivity_ip_cases import IpCaseReport
+    from gateway.offline.evaluation.sensitivity_names_world import NameRecall
     from gateway.offline.evaluation.sensitivity_word_problems import FlagRate
 
 
@@ -43,8 +44,13 @@ if TYPE_CHECKING:  # loaded when a command runs (cli/main.py): usage errors answ
 @click.option("--ip-cases/--no-ip-cases", default=True, show_default=True,
               help="also score IP addresses on Presidio's recognizer cases "
                    "(pii/presidio_recognizer_cases.jsonl)")
+@click.option("--names", "names_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("evaluation") / "names_other_languages.jsonl", show_default=True,
+              help="sentences in other languages with the person names they hold, scored "
+                   "when the file exists")
 def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bool,
-                     split: Split, rounds: int, word_problems: bool, ip_cases: bool) -> None:
+                     split: Split, rounds: int, word_problems: bool, ip_cases: bool,
+                     names_path: Path) -> None:
     """Precision/recall per entity type, false alarms, IP address forms, secrets recall/FP,
     word problems flagged, scan latency."""
     from gateway.classify.presidio import WithPresidio
@@ -58,6 +64,7 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
         select_split,
     )
     from gateway.offline.evaluation.sensitivity_ip_cases import evaluate_ip_cases, load_ip_cases
+    from gateway.offline.evaluation.sensitivity_names_world import load_name_examples, name_recall
     from gateway.offline.evaluation.sensitivity_word_problems import word_problem_flags
 
     scanner: SensitivityScanner | WithPresidio = SensitivityScanner()
@@ -74,6 +81,9 @@ def eval_sensitivity(data_root: Path, latency: bool, details: bool, presidio: bo
     if ip_cases and recognizer.exists():
         found, unpositioned = load_ip_cases(recognizer)
         click.echo(format_ip_cases(evaluate_ip_cases(scanner, found, unpositioned, rounds)))
+    if names_path.exists():
+        click.echo(format_names(name_recall(scanner, load_name_examples(names_path), rounds),
+                                names_path))
     cases = load_secret_cases(data_root / "secrets")
     if cases:
         click.echo(format_secrets(evaluate_secrets(scanner, cases), details))
@@ -127,6 +137,15 @@ def format_ip_cases(report: IpCaseReport) -> str:
     lines.append(f"  cases without an address flagged: {report.negatives_flagged}/"
                  f"{report.negatives}; positive cases without positions, skipped: "
                  f"{report.unpositioned}")
+    return "\n".join(lines) + "\n"
+
+
+def format_names(rows: list[NameRecall], path: Path) -> str:
+    lines = [f"Person names in other languages' text ({path})",
+             f"  {'language':<10}{'names':>7}{'recall':>9}{'90% CI':>15}"]
+    for row in rows:
+        ci = f"{row.interval.low:.3f}-{row.interval.high:.3f}" if row.interval else "-"
+        lines.append(f"  {row.language:<10}{row.names:>7}{row.recall:>9.3f}{ci:>15}")
     return "\n".join(lines) + "\n"
 
 

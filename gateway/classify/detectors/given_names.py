@@ -7,6 +7,9 @@ need a second cue.
 
 from __future__ import annotations
 
+import unicodedata
+
+from gateway.classify.detectors.given_names_europe import EUROPE_GIVEN_NAMES
 from gateway.classify.detectors.given_names_more import MORE_GIVEN_NAMES
 from gateway.classify.detectors.given_names_world import WORLD_GIVEN_NAMES
 
@@ -183,4 +186,18 @@ GIVEN_NAMES: frozenset[str] = frozenset(
         (_ENGLISH, _ROMANCE, _GERMANIC, _NORDIC, _SLAVIC_BALTIC, _HUNGARIAN_GREEK_TURKIC,
          _ASIAN_AFRICAN_MIDDLE_EAST)
     ).split()
-) | MORE_GIVEN_NAMES | WORLD_GIVEN_NAMES
+) | MORE_GIVEN_NAMES | WORLD_GIVEN_NAMES | EUROPE_GIVEN_NAMES
+
+
+def _folded(name: str) -> str:
+    """The name without its accents ("Élodie" → "Elodie"); letters that do not decompose
+    ("Ł") leave it as it is."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    return folded if len(folded) == len(name) else name
+
+
+# A name the lists spell with accents is found without them too ("Elodie"), as people type
+# it; never the other way round: accents tell words apart ("Mình", I, is not "Minh").
+GIVEN_NAMES_UNACCENTED: frozenset[str] = GIVEN_NAMES | {
+    _folded(n) for n in GIVEN_NAMES if not n.isascii()
+}

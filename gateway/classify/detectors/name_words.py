@@ -3,6 +3,15 @@ capitalised words that must not be taken for names."""
 
 from __future__ import annotations
 
+from gateway.classify.detectors.name_cues_world import (
+    AFTER,
+    ATTRIBUTIONS,
+    INTRODUCTIONS,
+    ROLES,
+    SALUTATIONS,
+    view_form,
+)
+
 # Honorifics directly before a name ("Dr. Berta Szöllössy"); compared lower-case, no dot.
 TITLES = frozenset(
     "mr mrs ms miss mx dr prof sir dame madam mme mlle herr frau sra sr srta don dona signor "
@@ -36,18 +45,18 @@ CUES_BEFORE: tuple[bytes, ...] = tuple(
         "presenter ", "composer ", "drummer ", "guitarist ", "rapper ", "photographer ",
         "address:\n ",
     )
-)
+) + tuple(view_form(cue) for cue in (*INTRODUCTIONS, *SALUTATIONS, *ATTRIBUTIONS, *ROLES))
 # Cues that only count together with other evidence (they also precede places and firms).
 WEAK_CUES: frozenset[bytes] = frozenset(
     cue.encode()
     for cue in ("by ", "with ", "under ", "to ", "and ", "of ", "from: ", "to: ", "add ", "meet ",
                 "met ", "call ", "contact ", "ask ", "tell ", "told ", "visited ", "name ",
                 "address: ", "address:\n ")
-)
+) | frozenset(map(view_form, ATTRIBUTIONS))
 # Attribution verbs before a name ("… says Joly."): firms say things too, so medium weight.
 MEDIUM_CUES: frozenset[bytes] = frozenset(
     cue.encode() for cue in ("said ", "says ", "asked ", "replied ", "wrote ", "added ")
-)
+) | frozenset(map(view_form, SALUTATIONS))
 # Words right after a capitalised word that make it a person ("Dori said", "Maslin to Antonio").
 CUES_AFTER: tuple[str, ...] = (
     " said", " says", " asked", " asks", " wrote", " writes", " replied", " told", " thinks",
@@ -59,6 +68,7 @@ CUES_AFTER: tuple[str, ...] = (
     " and his wife", " and her husband", "'s wife", "'s husband", "'s kid", "'s child",
     "'s children", "'s family", "'s parents", "'s friend", "'s boss", "'s birthday",
     "'s son", "'s daughter", "'s mother", "'s father", " and his", " and her",
+    *AFTER,
 )
 
 # Surname endings almost never found on English words: enough on their own.

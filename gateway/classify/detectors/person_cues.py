@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from gateway.classify.detectors.name_cues_world import TITLES_WITH_DOT, TITLES_WORLD, view_form
 from gateway.classify.detectors.name_words import (
     CUES_AFTER,
     CUES_BEFORE,
@@ -18,7 +19,11 @@ from gateway.classify.detectors.name_words import (
 )
 from gateway.classify.detectors.textview import TextView
 
-_TITLE = re.compile(rb"\b(?:" + b"|".join(t.encode() for t in sorted(TITLES)) + rb")\.? \Z")
+# Titles in the view's form (other languages' "señor" is "se?or" there), escaped: "sig.ra"
+# holds a dot and every non-ASCII letter a "?".
+_TITLE_FORMS = sorted({*(t.encode() for t in TITLES), *map(view_form, TITLES_WORLD)})
+_TITLE = re.compile(rb"\b(?:(?:" + b"|".join(map(re.escape, _TITLE_FORMS)) + rb")\.?|"
+                    + b"|".join(re.escape(view_form(t)) for t in TITLES_WITH_DOT) + rb") \Z")
 _STRONG_CUES = tuple(c for c in CUES_BEFORE if c not in WEAK_CUES and c not in MEDIUM_CUES)
 _MEDIUM_CUES = tuple(MEDIUM_CUES)
 _WEAK_CUES = tuple(WEAK_CUES)
@@ -27,14 +32,14 @@ _LINE_PREFIX = b" \t>?*-"
 # before any cue phrase is compared (one set lookup instead of a dozen suffix tests).
 _CUE_LAST_WORDS = frozenset(
     cue.rstrip().rsplit(None, 1)[-1] if cue.strip() else b""
-    for cue in (*CUES_BEFORE, *(t.encode() + b" " for t in TITLES),
-                *(t.encode() + b". " for t in TITLES))
+    for cue in (*CUES_BEFORE, *(t + b" " for t in _TITLE_FORMS), *(t + b". " for t in _TITLE_FORMS),
+                *(view_form(t) + b" " for t in TITLES_WITH_DOT))
 )
 
 def cue_score(view: TextView, start: int, end: int) -> float:
     score = 0.0
-    if start > 1 and view.raw[start - 1] in b" \t\n" and _previous_word(view.lower, start) in (
-        _CUE_LAST_WORDS
+    if start > 1 and view.raw[start - 1] in b" \t\n" and _is_cue_word(
+        _previous_word(view.lower, start)
     ):
         # Cue phrases end in one space; "Name:    Martim" and "Name:\tX" count as well.
         before = view.lower[max(0, start - 30):start].rstrip(b" \t") + b" "
@@ -49,6 +54,11 @@ def cue_score(view: TextView, start: int, end: int) -> float:
     if end < len(view.raw) and view.raw[end] in b" ,'" and view.text.startswith(CUES_AFTER, end):
         score += 0.6
     return score
+
+
+def _is_cue_word(word: bytes) -> bool:
+    # After an elided article the cue is the rest of the word ("l'avv. Gallo").
+    return word in _CUE_LAST_WORDS or (b"'" in word and word.rsplit(b"'", 1)[1] in _CUE_LAST_WORDS)
 
 
 def _previous_word(lower: bytes, start: int) -> bytes:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 
 from gateway.classify.detectors.common_words import COMMON_WORDS
-from gateway.classify.detectors.given_names import GIVEN_NAMES
+from gateway.classify.detectors.given_names import GIVEN_NAMES, GIVEN_NAMES_UNACCENTED
 from gateway.classify.detectors.lower_case_lines import given_literals, lower_case_lines
+from gateway.classify.detectors.name_cues_world import TITLES_AFTER, TITLES_WORLD
 from gateway.classify.detectors.name_words import (
     AMBIGUOUS,
     COMMON_CAPITALISED,
@@ -24,6 +25,7 @@ from gateway.classify.detectors.name_words import (
     NAME_BREAKERS,
     PARTICLES,
     SURNAME_ENDINGS,
+    TITLES,
 )
 from gateway.classify.detectors.person_cues import cue_score, layout_score
 from gateway.classify.detectors.textview import TextView, make_view
@@ -62,6 +64,12 @@ _ORDINARY = (COMMON_CAPITALISED | COMMON_WORDS) - (GIVEN_NAMES - AMBIGUOUS)
 # everyday words too ("will", "may", "mark"), which in lower case almost never are names.
 _LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS) | LOWER_CASE_WORDS
 _LOWER_LINE_GIVEN = _LOWER_GIVEN - LOWER_CASE_WORDS
+# Honorifics inside a run of capitalised words ("Ihr Mitarbeiter Herr Brandt", "Bonjour Mme
+# Lefèvre"): the run breaks there, and what follows is scored with the title as its cue.
+_TITLE_WORDS = frozenset(
+    form for t in (*TITLES, *TITLES_WORLD, *TITLES_AFTER) for form in (t.capitalize(), t.upper())
+)
+
 
 
 def compile_name_search() -> None:
@@ -131,7 +139,7 @@ def _joined(text: str, spans: list[SensitiveSpan]) -> list[SensitiveSpan]:
 def _lone_score(view: TextView, word: str, start: int, end: int, lower_case: bool) -> float:
     """The fast path for a single capitalised word, the overwhelmingly common case."""
     score = 0.0
-    if word in GIVEN_NAMES and word not in AMBIGUOUS:
+    if word in GIVEN_NAMES_UNACCENTED and word not in AMBIGUOUS:
         score = 0.65
     elif len(word) >= 5 and word[-2:].lower() in _ENDING_TAILS:
         lowered = word.lower()
@@ -155,22 +163,30 @@ def _split(text: str, start: int, chunk: str) -> list[list[Token]]:
     ordinary word right after a given name stays: it is a surname ("John Green")."""
     runs: list[list[Token]] = []
     current: list[Token] = []
-    void = False
+    void = after_title = False
     position = start
     for token in chunk.split(" "):
         span = (position, position + len(token))
         position += len(token) + 1
         if not token:
             continue
+        was_title, after_title = after_title, False
         if token[0].islower() or len(token) == 1 or (len(token) == 2 and token[1] == "."):
             if token in PARTICLES or not token[0].islower():
                 continue  # a particle or an initial stays inside the name
         else:
+            # A title that is also a place word ("Bay") is a title only after another one
+            # ("Sayın Bay Aksoy", but "Tampa Bay Rays").
+            if token in _TITLE_WORDS and (was_title or token not in NAME_BREAKERS):
+                if current and not void:
+                    runs.append(current[:4])
+                current, void, after_title = [], False, True
+                continue
             if token in NAME_BREAKERS:
                 void = True
                 continue
-            if token not in _ORDINARY or token in GIVEN_NAMES or (
-                current and text[current[-1][0]:current[-1][1]] in GIVEN_NAMES
+            if token not in _ORDINARY or token in GIVEN_NAMES_UNACCENTED or (
+                current and text[current[-1][0]:current[-1][1]] in GIVEN_NAMES_UNACCENTED
             ):
                 current.append(span)
                 continue
@@ -191,7 +207,7 @@ def _run_score(view: TextView, run: list[Token], lower_case: bool) -> float:
     if len(names) == 1:
         return _lone_score(view, names[0], start, end, lower_case)
     score = 0.25  # several capitalised words in a row
-    if any(w in GIVEN_NAMES and w not in AMBIGUOUS for w in names):
+    if any(w in GIVEN_NAMES_UNACCENTED and w not in AMBIGUOUS for w in names):
         score += 0.85
     elif any(w in AMBIGUOUS for w in names):
         score += 0.35
