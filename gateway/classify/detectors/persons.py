@@ -64,6 +64,7 @@ _ORDINARY = (COMMON_CAPITALISED | COMMON_WORDS) - (GIVEN_NAMES - AMBIGUOUS)
 # everyday words too ("will", "may", "mark"), which in lower case almost never are names.
 _LOWER_ORDINARY = frozenset(w.lower() for w in _ORDINARY | AMBIGUOUS) | LOWER_CASE_WORDS
 _LOWER_LINE_GIVEN = _LOWER_GIVEN - LOWER_CASE_WORDS
+_ARTICLES = frozenset(("der", "den"))  # particles only after another one
 # Honorifics inside a run of capitalised words ("Ihr Mitarbeiter Herr Brandt", "Bonjour Mme
 # Lefèvre"): the run breaks there, and what follows is scored with the title as its cue.
 _TITLE_WORDS = frozenset(
@@ -218,13 +219,20 @@ def _run_score(view: TextView, run: list[Token], lower_case: bool) -> float:
         score += 0.45
     if not all(w.isascii() for w in names):
         score += 0.25
-    if any(part in PARTICLES for part in text[start:end].split()):
+    if _has_particle(text[start:end].split()):
         score += 0.3
     if score >= 1.0:
         return score
     evidence = score > 0.25  # more than the capitals themselves
     return (score + cue_score(view, start, end)
             + layout_score(view, start, end, speaker=evidence))
+
+
+def _has_particle(words: list[str]) -> bool:
+    """A name particle among the words; "der" and "den" only after another ("van der Berg"):
+    alone they are German articles between two nouns ("Gruppe der Ordnung")."""
+    return any(word in PARTICLES and (word not in _ARTICLES or (i and words[i - 1] in PARTICLES))
+               for i, word in enumerate(words))
 
 
 def _propagated(

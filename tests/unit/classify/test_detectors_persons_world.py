@@ -40,6 +40,11 @@ def test_titles_and_cues_of_other_languages(text: str, names: list[str]) -> None
     assert persons(text) == names
 
 
+def test_der_after_another_particle_is_still_part_of_a_name() -> None:
+    assert persons("The report came from Brouwer van der Heijden yesterday.") == [
+        "Brouwer van der Heijden"]
+
+
 def test_a_name_typed_without_the_accents_the_list_gives_it() -> None:
     assert "Élodie" in GIVEN_NAMES and "Elodie" not in GIVEN_NAMES
     assert persons("Please forward the minutes to Elodie before Friday.") == ["Elodie"]
@@ -55,7 +60,9 @@ def test_accents_that_tell_words_apart_are_kept() -> None:
     "text",
     ["Hola Mundo en Python, paso a paso.",  # an informal greeting is no name cue
      "Laut Vertrag ist die Lieferung am Montag fällig.",  # "according to" a document
-     "The Tampa Bay Rays won again."],  # a place word that is also a Turkish title
+     "The Tampa Bay Rays won again.",  # a place word that is also a Turkish title
+     # "der" between two nouns is an article, a name particle only after "van" or "von".
+     "Zeige, dass jede Gruppe der Ordnung 15 zyklisch ist."],
 )
 def test_other_languages_everyday_text_is_not_a_name(text: str) -> None:
     assert persons(text) == []
