@@ -196,8 +196,14 @@ def _folded(name: str) -> str:
     return folded if len(folded) == len(name) else name
 
 
+# Unaccented, these are words or terms before they are names ("Kalman filter", "La Liga",
+# "a weighty tome").
+_WORDS_UNACCENTED = frozenset("Kalman Tome Pall Liga Palma Flora Ales".split())
+
 # A name the lists spell with accents is found without them too ("Elodie"), as people type
-# it; never the other way round: accents tell words apart ("Mình", I, is not "Minh").
+# it; never the other way round: accents tell words apart ("Mình", I, is not "Minh"). Short
+# forms ("Ake", "Pal") are left out, as the batches leave out short names.
 GIVEN_NAMES_UNACCENTED: frozenset[str] = GIVEN_NAMES | {
-    _folded(n) for n in GIVEN_NAMES if not n.isascii()
+    folded for folded in map(_folded, (n for n in GIVEN_NAMES if not n.isascii()))
+    if len(folded) > 3 and folded not in _WORDS_UNACCENTED
 }

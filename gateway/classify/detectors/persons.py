@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from gateway.classify.detectors.common_words import COMMON_WORDS
+from gateway.classify.detectors.eponyms import holds_a_result, names_a_result
 from gateway.classify.detectors.given_names import GIVEN_NAMES, GIVEN_NAMES_UNACCENTED
 from gateway.classify.detectors.lower_case_lines import given_literals, lower_case_lines
 from gateway.classify.detectors.name_cues_world import TITLES_AFTER, TITLES_WORLD
@@ -108,13 +109,14 @@ def _capitalised_names(view: TextView, lower_case: bool) -> list[SensitiveSpan]:
             if chunk not in _ORDINARY and not (chunk[-1] == "s" and chunk[:-1] in _ORDINARY):
                 unknown.append((start, end))
                 score = _lone_score(view, chunk, start, end, lower_case)
-                if score >= threshold:
+                if score >= threshold and not names_a_result(text, end):
                     spans.append(SensitiveSpan("person", "pii", start, end,
                                                round(min(0.95, score), 2)))
             continue
         for run in _split(text, start, chunk):
             score = _run_score(view, run, lower_case)
-            if score >= threshold:
+            if score >= threshold and not names_a_result(text, run[-1][1]) and not (
+                    holds_a_result([text[s:e] for s, e in run])):
                 spans.append(SensitiveSpan("person", "pii", run[0][0], run[-1][1],
                                            round(min(0.95, score), 2)))
     if spans:
