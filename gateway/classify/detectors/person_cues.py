@@ -28,6 +28,11 @@ _STRONG_CUES = tuple(c for c in CUES_BEFORE if c not in WEAK_CUES and c not in M
 _MEDIUM_CUES = tuple(MEDIUM_CUES)
 _WEAK_CUES = tuple(WEAK_CUES)
 _LINE_PREFIX = b" \t>?*-"
+# A chat export's line prefix: "[13:05] ", "10:45 AM ", "[12/03/24, 10:45:12] ",
+# "12/03/2024, 10:45 - ".
+_TIMESTAMP = re.compile(r"[\[(]?(?:\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? )?\d{1,2}[:.]\d{2}"
+                        r"(?:[:.]\d{2})?(?: ?[AaPp]\.?[Mm]\.?)?[\])]?(?: -)? ")
+_TIMESTAMP_CHARS = 28
 # The last word of every cue and title: the word before a candidate must be one of these
 # before any cue phrase is compared (one set lookup instead of a dozen suffix tests).
 _CUE_LAST_WORDS = frozenset(
@@ -38,8 +43,10 @@ _CUE_LAST_WORDS = frozenset(
 
 def cue_score(view: TextView, start: int, end: int) -> float:
     score = 0.0
-    if start > 1 and view.raw[start - 1] in b" \t\n" and _is_cue_word(
-        _previous_word(view.lower, start)
+    # After an elided article the cue is the rest of the word ("l'avv. Gallo").
+    if start > 1 and view.raw[start - 1] in b" \t\n" and (
+        (word := _previous_word(view.lower, start)) in _CUE_LAST_WORDS
+        or (b"'" in word and word.rsplit(b"'", 1)[1] in _CUE_LAST_WORDS)
     ):
         # Cue phrases end in one space; "Name:    Martim" and "Name:\tX" count as well.
         before = view.lower[max(0, start - 30):start].rstrip(b" \t") + b" "
@@ -51,14 +58,9 @@ def cue_score(view: TextView, start: int, end: int) -> float:
             score += 0.6
         elif before.endswith(_WEAK_CUES):
             score += 0.3
-    if end < len(view.raw) and view.raw[end] in b" ,'" and view.text.startswith(CUES_AFTER, end):
+    if end < len(view.raw) and view.raw[end] in b" ,'-" and view.text.startswith(CUES_AFTER, end):
         score += 0.6
     return score
-
-
-def _is_cue_word(word: bytes) -> bool:
-    # After an elided article the cue is the rest of the word ("l'avv. Gallo").
-    return word in _CUE_LAST_WORDS or (b"'" in word and word.rsplit(b"'", 1)[1] in _CUE_LAST_WORDS)
 
 
 def _previous_word(lower: bytes, start: int) -> bytes:
@@ -68,14 +70,29 @@ def _previous_word(lower: bytes, start: int) -> bytes:
     return lower[lower.rfind(b" ", max(0, end - 24), end) + 1:end].rsplit(b"\n", 1)[-1]
 
 
+def starts_a_line(text: str, start: int) -> bool:
+    """Whether `start` begins its line, or follows only a chat export's timestamp there
+    ("[13:05] Amy: …", "12/03/24, 10:45 - Amy: …")."""
+    if start == 0 or text[start - 1] == "\n":
+        return True
+    before = text[start - 2] if start >= 2 else ""
+    if text[start - 1] != " " or not before or before not in "])-.0123456789Mm":
+        return False  # the common case, cheaply: a timestamp ends in one of these
+    line_start = text.rfind("\n", max(0, start - _TIMESTAMP_CHARS), start) + 1
+    if line_start == 0 and start > _TIMESTAMP_CHARS:
+        return False
+    return _TIMESTAMP.fullmatch(text, line_start, start) is not None
+
+
 def layout_score(view: TextView, start: int, end: int, speaker: bool = True) -> float:
     """A name alone on its line heading a contact block, or (with `speaker`) a speaker label
-    ("Amy: …"): a heading takes a colon too ("Crew Selection:"), so the label counts only
-    beside some sign in the words themselves."""
+    ("Amy: …", also after a chat export's timestamp): a heading takes a colon too ("Crew
+    Selection:"), so the label counts only beside some sign in the words themselves."""
     raw = view.raw
     line_start = raw.rfind(b"\n", max(0, start - 6), start) + 1
     if (line_start == 0 and start > 6) or raw[line_start:start].strip(_LINE_PREFIX):
-        return 0.0
+        speaks = speaker and raw[end:end + 1] == b":" and starts_a_line(view.text, start)
+        return 0.3 if speaks else 0.0
     line_end = raw.find(b"\n", end)
     rest = raw[end:line_end if line_end != -1 else len(raw)]
     if rest[:1] == b":":

@@ -28,7 +28,7 @@ from gateway.classify.detectors.name_words import (
     SURNAME_ENDINGS,
     TITLES,
 )
-from gateway.classify.detectors.person_cues import cue_score, layout_score
+from gateway.classify.detectors.person_cues import cue_score, layout_score, starts_a_line
 from gateway.classify.detectors.textview import TextView, make_view
 from gateway.types import SensitiveSpan
 
@@ -273,8 +273,8 @@ def _propagated(
 
 
 def _is_speaker_label(text: str, start: int, end: int) -> bool:
-    """A word at the start of a line, right before a colon ("Amy: …")."""
-    return text[end:end + 1] == ":" and (start == 0 or text[start - 1] == "\n")
+    """A word at the start of a line (or after a chat timestamp), right before a colon."""
+    return text[end:end + 1] == ":" and starts_a_line(text, start)
 
 
 def _list_neighbours(text: str, start: int, end: int) -> list[Token]:

@@ -70,6 +70,18 @@ def test_other_speakers_of_a_transcript_are_people_once_one_is() -> None:
     assert persons(text) == ["Odalric", "Margit"]
 
 
+@pytest.mark.parametrize("stamp", ["[13:05] ", "10:45 AM ", "[12/03/24, 10:45:12] ",
+                                   "12/03/2024, 10:45 - "])
+def test_speakers_of_a_chat_export_after_its_timestamps(stamp: str) -> None:
+    text = f"{stamp}Odalric Vance: Where were you?\n{stamp}Quillon: At the station."
+    assert persons(text) == ["Odalric Vance", "Quillon"]
+
+
+def test_a_log_with_timestamps_has_no_speakers() -> None:
+    assert persons("[12:00:01] Server: started\n[12:00:02] Worker: ready") == []
+    assert persons("Meeting at 10:45 Monday: bring the slides") == []
+
+
 def test_labels_alone_are_not_people() -> None:
     assert persons("Odalric: yes\nSummary: fine") == []
 

@@ -34,6 +34,7 @@ def persons(text: str) -> list[str]:
         # A self-introduction, and an honorific after the name.
         ("Bonjour, je m'appelle Garnier et j'ai une question.", ["Garnier"]),
         ("Aksoy Bey toplantıya katılacak.", ["Aksoy"]),
+        ("Tanaka-san approved the budget yesterday.", ["Tanaka"]),
     ],
 )
 def test_titles_and_cues_of_other_languages(text: str, names: list[str]) -> None:
