@@ -122,9 +122,9 @@ class RequestClassifier:
         self._sensitivity = sensitivity
         self._executor = executor  # for large scans: must run the built-in detectors
         self._parallelism = parallelism  # the executor's processes: one piece of a long scan each
-        # Each turn's score, kept for the later requests of its conversation.
+        # Each turn's score by this classifier's own model (the accurate one where set, else
+        # the static one: one per classifier), kept for later requests of its conversation.
         self._turns = TurnScores()
-        self._turns_async = TurnScores()
 
     def with_complexity(self, complexity: ComplexityEstimator) -> RequestClassifier:
         """The same classifier scoring complexity with another model (a fitted router)."""
@@ -235,7 +235,7 @@ class RequestClassifier:
             question = question_text(request.endpoint, request.payload)
             if complexity_model is None and self._complexity_async is not None:
                 complexity = await self._in_context(
-                    request, question, self._complexity_async.p_strong, self._turns_async,
+                    request, question, self._complexity_async.p_strong, self._turns,
                     complexity_thresholds or self._complexity_async.thresholds)
             elif estimator is not None:
                 complexity = await self._in_context(

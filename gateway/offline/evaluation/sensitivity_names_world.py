@@ -17,6 +17,7 @@ from gateway.offline.evaluation.sensitivity_eval import (
     PiiExample,
     evaluate_pii,
 )
+from gateway.types import SensitiveSpan
 
 DEFAULT_NAMES_PATH = Path("evaluation") / "names_other_languages.jsonl"
 
@@ -51,13 +52,31 @@ def load_name_examples(path: Path) -> list[tuple[str, PiiExample]]:
     return examples
 
 
+class _ScannedOnce:
+    """The scanner's spans for each text, computed once: every sentence is scored overall and
+    again with its language."""
+
+    def __init__(self, scanner: SpanScanner) -> None:
+        self._scanner = scanner
+        self._spans: dict[str, list[SensitiveSpan]] = {}
+
+    def scan(self, text: str) -> list[SensitiveSpan]:
+        if text not in self._spans:
+            self._spans[text] = self._scanner.scan(text)
+        return self._spans[text]
+
+    def scan_for_redaction(self, text: str) -> list[SensitiveSpan]:
+        return self._scanner.scan_for_redaction(text)
+
+
 def name_recall(scanner: SpanScanner, examples: list[tuple[str, PiiExample]],
                 rounds: int = 2000) -> list[NameRecall]:
     """Overall (with a 90 % interval when `rounds` > 0), then one row per language."""
+    once = _ScannedOnce(scanner)
     rows = []
     for language in ("all", *sorted({lang for lang, _ in examples})):
         chosen = [e for lang, e in examples if language in ("all", lang)]
-        report = evaluate_pii(scanner, chosen, rounds=rounds if language == "all" else 0)
+        report = evaluate_pii(once, chosen, rounds=rounds if language == "all" else 0)
         score = next((s for s in report.scores if s.type == "person"), None)
         rows.append(NameRecall(language, score.gold if score else 0,
                                score.found if score else 0, report.interval("person")))
