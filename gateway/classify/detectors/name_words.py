@@ -85,6 +85,16 @@ SURNAME_ENDINGS: tuple[str, ...] = (
     "szy", "mann", "berger", "baum", "stein", "witz",
 )
 
+# Endings of English abstract nouns and adjectives that surnames and given names almost never
+# have ("Technological Innovation", "Licensing Agreements", "Configurator"): a capitalised word
+# of seven letters or more ending so is a term, not a name, unless it is a listed given name.
+# Left out on purpose: "-ence"/"-ance" (Lawrence, Frances), "-ers" (Peters), "-ing" (Browning).
+TERM_SUFFIXES: tuple[str, ...] = (
+    "tion", "tions", "sion", "sions", "ness", "ities", "ility", "ical", "ology", "ologies",
+    "ments", "ator", "ators", "izer", "izers", "iser", "isers", "graphic", "istic", "ization",
+    "able", "ible", "ous", "ivity", "ware",
+)
+
 # Name particles that may sit lower-case inside a full name ("Maika van de Noort").
 PARTICLES = frozenset(
     "van von de der den da di del della dos das du le la ter ten bin ibn al".split()
@@ -189,5 +199,5 @@ LOWER_CASE_WORDS = frozenset(
     sterling gale myrtle opal fanny ebony misty brandy candy cherry honey precious carmen
     florence georgia virginia austin dallas sydney victoria chelsea lincoln orlando regina
     madison brooklyn jordan tyler mason carter cooper parker porter fisher baker taylor
-    christian sonny ken liberty""".split()
+    christian sonny ken liberty wolfram""".split()
 )

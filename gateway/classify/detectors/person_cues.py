@@ -84,6 +84,16 @@ def starts_a_line(text: str, start: int) -> bool:
     return _TIMESTAMP.fullmatch(text, line_start, start) is not None
 
 
+def opens_a_line_of_speech(text: str, end: int) -> bool:
+    """A colon right after `end` and then words on the same line ("Amy: see you"): a
+    heading ends its line at the colon ("Long Straddles:") and a table cell is followed by the
+    next cell ("Összesen:;;2067560")."""
+    if text[end:end + 2] not in (": ", ":\t"):
+        return False
+    line_end = text.find("\n", end)
+    return bool(text[end + 2:line_end if line_end != -1 else len(text)].strip())
+
+
 def layout_score(view: TextView, start: int, end: int, speaker: bool = True) -> float:
     """A name alone on its line heading a contact block, or (with `speaker`) a speaker label
     ("Amy: …", also after a chat export's timestamp): a heading takes a colon too ("Crew
@@ -91,12 +101,13 @@ def layout_score(view: TextView, start: int, end: int, speaker: bool = True) -> 
     raw = view.raw
     line_start = raw.rfind(b"\n", max(0, start - 6), start) + 1
     if (line_start == 0 and start > 6) or raw[line_start:start].strip(_LINE_PREFIX):
-        speaks = speaker and raw[end:end + 1] == b":" and starts_a_line(view.text, start)
+        speaks = (speaker and opens_a_line_of_speech(view.text, end)
+                  and starts_a_line(view.text, start))
         return 0.3 if speaks else 0.0
     line_end = raw.find(b"\n", end)
     rest = raw[end:line_end if line_end != -1 else len(raw)]
     if rest[:1] == b":":
-        return 0.3 if speaker else 0.0
+        return 0.3 if speaker and opens_a_line_of_speech(view.text, end) else 0.0
     if rest.strip() or line_end == -1:
         return 0.0
     previous_line = raw[raw.rfind(b"\n", 0, max(0, line_start - 1)) + 1:line_start]

@@ -26,9 +26,15 @@ from gateway.classify.detectors.name_words import (
     NAME_BREAKERS,
     PARTICLES,
     SURNAME_ENDINGS,
+    TERM_SUFFIXES,
     TITLES,
 )
-from gateway.classify.detectors.person_cues import cue_score, layout_score, starts_a_line
+from gateway.classify.detectors.person_cues import (
+    cue_score,
+    layout_score,
+    opens_a_line_of_speech,
+    starts_a_line,
+)
 from gateway.classify.detectors.textview import TextView, make_view
 from gateway.types import SensitiveSpan
 
@@ -106,7 +112,8 @@ def _capitalised_names(view: TextView, lower_case: bool) -> list[SensitiveSpan]:
     for start, end in runs:
         chunk = text[start:end]
         if " " not in chunk:
-            if chunk not in _ORDINARY and not (chunk[-1] == "s" and chunk[:-1] in _ORDINARY):
+            if chunk not in _ORDINARY and not (chunk[-1] == "s" and chunk[:-1] in _ORDINARY) and (
+                    not _is_term(chunk)):
                 unknown.append((start, end))
                 score = _lone_score(view, chunk, start, end, lower_case)
                 if score >= threshold and not names_a_result(text, end):
@@ -150,7 +157,7 @@ def _lone_score(view: TextView, word: str, start: int, end: int, lower_case: boo
             score = 0.55
         elif lowered.endswith(SURNAME_ENDINGS) and not lowered.endswith("person"):
             score = 0.45
-    if not word.isascii():
+    if not word.isascii() and not word.isupper():  # "ДАНО:" heads a school exercise
         score += 0.25
     if score >= _THRESHOLD or (lower_case and score == 0.0):
         return score
@@ -188,9 +195,9 @@ def _split(text: str, start: int, chunk: str) -> list[list[Token]]:
             if token in NAME_BREAKERS:
                 void = True
                 continue
-            if token not in _ORDINARY or token in GIVEN_NAMES_UNACCENTED or (
-                current and text[current[-1][0]:current[-1][1]] in GIVEN_NAMES_UNACCENTED
-            ):
+            if (token not in _ORDINARY and not _is_term(token)) or (
+                token in GIVEN_NAMES_UNACCENTED
+            ) or (current and text[current[-1][0]:current[-1][1]] in GIVEN_NAMES_UNACCENTED):
                 current.append(span)
                 continue
             if not current:
@@ -230,6 +237,12 @@ def _run_score(view: TextView, run: list[Token], lower_case: bool) -> float:
             + layout_score(view, start, end, speaker=evidence))
 
 
+def _is_term(word: str) -> bool:
+    """A word shaped like an abstract noun or adjective ("Innovation", "Configurator")."""
+    return (len(word) >= 7 and word[-1] in "nsrleyc" and word.lower().endswith(TERM_SUFFIXES)
+            and word not in GIVEN_NAMES_UNACCENTED)
+
+
 def _has_particle(words: list[str]) -> bool:
     """A name particle among the words; "der" and "den" only after another ("van der Berg"):
     alone they are German articles between two nouns ("Gruppe der Ordnung")."""
@@ -264,7 +277,8 @@ def _propagated(
         start, end = queue.pop()
         for neighbour in _list_neighbours(text, start, end):
             word = text[neighbour[0]:neighbour[1]]
-            if neighbour in covered or word in _ORDINARY or word in NAME_BREAKERS:
+            if neighbour in covered or word in _ORDINARY or word in NAME_BREAKERS or (
+                    _is_term(word)):
                 continue
             covered.add(neighbour)
             queue.append(neighbour)
@@ -274,7 +288,7 @@ def _propagated(
 
 def _is_speaker_label(text: str, start: int, end: int) -> bool:
     """A word at the start of a line (or after a chat timestamp), right before a colon."""
-    return text[end:end + 1] == ":" and starts_a_line(text, start)
+    return opens_a_line_of_speech(text, end) and starts_a_line(text, start)
 
 
 def _list_neighbours(text: str, start: int, end: int) -> list[Token]:

@@ -1,0 +1,40 @@
+"""Capitalised words that head a section, fill a table or name a concept are no persons; the
+names beside them, and speakers in a transcript, still are."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.classify.sensitivity import SensitivityScanner
+
+SCANNER = SensitivityScanner()
+
+
+def persons(text: str) -> list[str]:
+    return [text[s.start:s.end] for s in SCANNER.scan(text) if s.type == "person"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['Summarise chapter 4 of "Strategic Management of Technological Innovation" for me.',
+     'print("Welcome to AutoGluon Learning to Rank Configurator!")',
+     "Contractor shall follow US and Licensing Agreements specified in Annex A.",
+     "the following functionalities:\n\n**Music Player Functionalities:**\n\n* Shuffle",
+     "Before you apply:\n\nRésumé Tips: \n\nKeep it to one page.",
+     "Tanfolyam;Python;Android 1\nMegtakarítás:;;;37973;0\nVásárolni:;;;126873;152273",
+     "51 840\nДАНО:\nА) Кредит (ТК) = 51 840 BYN;\nНАЙТИ:\n1) МКСДЛ=КСДЛ/12;",
+     "extract math knowledge from the following text and express it in wolfram language"],
+)
+def test_headings_cells_and_terms_are_no_persons(text: str) -> None:
+    assert persons(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [('Summarise "Management of Innovation" by Melissa Schilling.', ["Melissa Schilling"]),
+     ("Minutes taken by Clément Laurent.", ["Clément Laurent"]),
+     ("Amy: are we still on for Friday?\nBjörn: yes, at noon", ["Amy", "Björn"]),
+     ("Precious Okonkwo signed the contract.", ["Precious Okonkwo"])],
+)
+def test_names_beside_them_stay_persons(text: str, names: list[str]) -> None:
+    assert persons(text) == names
