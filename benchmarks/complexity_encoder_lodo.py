@@ -15,13 +15,15 @@ without it:
   outcome signal learns from the outcome sets left in, and votes on multiple choice only);
 - `new model`: the signals together, as shipped, refitted without it.
 Then, on prompts no part was trained or calibrated on (Arena-Hard v2.0's hard prompts,
-Vicuna-bench's everyday questions), the share each shipped model puts in "high".
+Vicuna-bench's everyday questions; the team's short textbook-hard and everyday requests in
+evaluation/short_hard_everyday.jsonl), the share each shipped model puts in "high".
 Prints tables; nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -50,6 +52,14 @@ def ngram_without(data: TrainingData, left_out: str) -> ComplexityModel:
     rows = [Outcome(o.dataset, o.subject or o.dataset, o.prompt, o.weak, o.strong)
             for o in data.outcomes if o.dataset in ("mmlu", "gsm8k") and o.dataset != left_out]
     return ComplexityModel.from_document(train_model(rows, TrainConfig()))
+
+
+def short_hard_and_everyday() -> tuple[list[str], list[str]]:
+    """The team's short plainly-hard and everyday requests (evaluation/README.md)."""
+    rows = [json.loads(line) for line in
+            (REPO / "evaluation" / "short_hard_everyday.jsonl").read_text("utf-8").splitlines()]
+    return ([r["prompt"] for r in rows if r["kind"] == "hard"],
+            [r["prompt"] for r in rows if r["kind"] == "everyday"])
 
 
 def signal_scores(model: EncoderComplexityModel, prompts: list[str]) -> dict[str, np.ndarray]:
@@ -100,14 +110,16 @@ def main() -> None:
             print(f"{left_out:8} {len(rows):5} {name:18} {value:6.3f}  [{low:.3f}, {high:.3f}]"
                   f"  {note}", flush=True)
 
-    hard, easy = hard_and_everyday(TASKS)
     new = EncoderComplexityModel.load()
-    print(f"\n{'model':24} {'hard -> high':>14} {'everyday -> high':>17}  (n = {len(hard)},"
-          f" {len(easy)}; never trained or calibrated on)")
-    for name, assess in (("n-gram (previous)", shipped_ngram.assess), ("new model", new.assess)):
-        h = np.mean([assess(p).label == "high" for p in hard])
-        e = np.mean([assess(p).label == "high" for p in easy])
-        print(f"{name:24} {h:14.2f} {e:17.2f}")
+    for title, (hard, easy) in (("Arena-Hard v2.0 / Vicuna-bench", hard_and_everyday(TASKS)),
+                                ("short textbook-hard / everyday", short_hard_and_everyday())):
+        print(f"\n{title} (n = {len(hard)}, {len(easy)}; never trained or calibrated on)")
+        print(f"{'model':24} {'hard -> high':>14} {'everyday -> high':>17}")
+        for name, assess in (("n-gram (previous)", shipped_ngram.assess),
+                             ("new model", new.assess)):
+            h = np.mean([assess(p).label == "high" for p in hard])
+            e = np.mean([assess(p).label == "high" for p in easy])
+            print(f"{name:24} {h:14.2f} {e:17.2f}")
     print(f"\n({time.monotonic() - started:.0f} s)")
 
 
