@@ -16,7 +16,7 @@ without it:
 - `new model`: the signals together, as shipped, refitted without it.
 Then, on prompts no part was trained or calibrated on (Arena-Hard v2.0's hard prompts,
 Vicuna-bench's everyday questions; the team's short textbook-hard and everyday requests in
-evaluation/short_hard_everyday.jsonl), the share each shipped model puts in "high".
+evaluation/short_hard_everyday*.jsonl), the share each shipped model puts in "high".
 Prints tables; nothing is asserted.
 """
 
@@ -54,10 +54,10 @@ def ngram_without(data: TrainingData, left_out: str) -> ComplexityModel:
     return ComplexityModel.from_document(train_model(rows, TrainConfig()))
 
 
-def short_hard_and_everyday() -> tuple[list[str], list[str]]:
-    """The team's short plainly-hard and everyday requests (evaluation/README.md)."""
+def short_hard_and_everyday(name: str) -> tuple[list[str], list[str]]:
+    """Short plainly-hard and everyday requests written for the project (evaluation/README.md)."""
     rows = [json.loads(line) for line in
-            (REPO / "evaluation" / "short_hard_everyday.jsonl").read_text("utf-8").splitlines()]
+            (REPO / "evaluation" / name).read_text("utf-8").splitlines()]
     return ([r["prompt"] for r in rows if r["kind"] == "hard"],
             [r["prompt"] for r in rows if r["kind"] == "everyday"])
 
@@ -112,7 +112,10 @@ def main() -> None:
 
     new = EncoderComplexityModel.load()
     for title, (hard, easy) in (("Arena-Hard v2.0 / Vicuna-bench", hard_and_everyday(TASKS)),
-                                ("short textbook-hard / everyday", short_hard_and_everyday())):
+                                ("short textbook-hard / everyday",
+                                 short_hard_and_everyday("short_hard_everyday.jsonl")),
+                                ("the same, written blind",
+                                 short_hard_and_everyday("short_hard_everyday_blind.jsonl"))):
         print(f"\n{title} (n = {len(hard)}, {len(easy)}; never trained or calibrated on)")
         print(f"{'model':24} {'hard -> high':>14} {'everyday -> high':>17}")
         for name, assess in (("n-gram (previous)", shipped_ngram.assess),
