@@ -23,7 +23,6 @@ Prints tables; nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import numpy as np
 from gateway.classify.complexity import ComplexityModel
 from gateway.classify.complexity_encoder import SIGNALS, EncoderComplexityModel
 from gateway.classify.static_encoder import StaticEncoder
-from gateway.offline.evaluation.public_prompts import hard_and_everyday
+from gateway.offline.evaluation.public_prompts import hard_and_everyday, written_hard_and_everyday
 from gateway.offline.evaluation.routing_metrics import apgr, apgr_interval, routing_curve
 from gateway.offline.training.complexity_encoder_train import (
     EncoderTrainConfig,
@@ -45,6 +44,7 @@ from gateway.offline.training.complexity_train import Outcome, TrainConfig, trai
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = REPO / "training" / "task_types"
+EVALUATION = REPO / "evaluation"
 
 
 def ngram_without(data: TrainingData, left_out: str) -> ComplexityModel:
@@ -52,14 +52,6 @@ def ngram_without(data: TrainingData, left_out: str) -> ComplexityModel:
     rows = [Outcome(o.dataset, o.subject or o.dataset, o.prompt, o.weak, o.strong)
             for o in data.outcomes if o.dataset in ("mmlu", "gsm8k") and o.dataset != left_out]
     return ComplexityModel.from_document(train_model(rows, TrainConfig()))
-
-
-def short_hard_and_everyday(name: str) -> tuple[list[str], list[str]]:
-    """Short plainly-hard and everyday requests written for the project (evaluation/README.md)."""
-    rows = [json.loads(line) for line in
-            (REPO / "evaluation" / name).read_text("utf-8").splitlines()]
-    return ([r["prompt"] for r in rows if r["kind"] == "hard"],
-            [r["prompt"] for r in rows if r["kind"] == "everyday"])
 
 
 def signal_scores(model: EncoderComplexityModel, prompts: list[str]) -> dict[str, np.ndarray]:
@@ -111,11 +103,12 @@ def main() -> None:
                   f"  {note}", flush=True)
 
     new = EncoderComplexityModel.load()
+    written = EVALUATION / "short_hard_everyday.jsonl"
+    blind = EVALUATION / "short_hard_everyday_blind.jsonl"
     for title, (hard, easy) in (("Arena-Hard v2.0 / Vicuna-bench", hard_and_everyday(TASKS)),
                                 ("short textbook-hard / everyday",
-                                 short_hard_and_everyday("short_hard_everyday.jsonl")),
-                                ("the same, written blind",
-                                 short_hard_and_everyday("short_hard_everyday_blind.jsonl"))):
+                                 written_hard_and_everyday(written)),
+                                ("the same, written blind", written_hard_and_everyday(blind))):
         print(f"\n{title} (n = {len(hard)}, {len(easy)}; never trained or calibrated on)")
         print(f"{'model':24} {'hard -> high':>14} {'everyday -> high':>17}")
         for name, assess in (("n-gram (previous)", shipped_ngram.assess),

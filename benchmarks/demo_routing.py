@@ -1,6 +1,7 @@
 """Where public hard and everyday prompts go through the running demo: the user's case.
 
-    python benchmarks/demo_routing.py [--reference-model FILE] [--concurrency 8] [--limit N]
+    python benchmarks/demo_routing.py [--reference-model FILE] [--prompts FILE]
+                                      [--concurrency 8] [--limit N]
 
 Starts `gateway serve` with the demo policy as shipped (its rules, simulated engines and
 APIs, the demo tenant's budget and rate limits, audit to SQLite in a fresh state home), sends
@@ -10,7 +11,8 @@ rule and backend of each reply from the gateway's headers. With `--reference-mod
 same run starts a second gateway with GATEWAY_COMPLEXITY_MODEL pointing at that file (an
 earlier shipped model, e.g. `git show REV:gateway/classify/models/complexity_encoder.json`)
 and prints it beside. Shares come with 90 % Wilson intervals. Issue 31's sealed check: hard
-prompts to the frontier ≥ 70 %, everyday ≤ 10 %.
+prompts to the frontier ≥ 70 %, everyday ≤ 10 %. `--prompts FILE` sends a file of
+`{"prompt", "kind"}` rows instead (e.g. evaluation/short_hard_everyday_blind.jsonl).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import openai
 from services import Service, free_port
 from tables import render_text
 
-from gateway.offline.evaluation.public_prompts import hard_and_everyday
+from gateway.offline.evaluation.public_prompts import hard_and_everyday, written_hard_and_everyday
 from gateway.package_data import demo_policy_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,10 +104,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference-model", type=Path, default=None,
                         help="a complexity model file served beside the shipped one")
+    parser.add_argument("--prompts", type=Path, default=None,
+                        help="hard and everyday prompts as {prompt, kind} rows (default: the"
+                        " public Arena-Hard v2.0 and Vicuna-bench sets)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--limit", type=int, default=0, help="first N hard prompts only")
     args = parser.parse_args()
-    hard, easy = hard_and_everyday(REPO / "training" / "task_types")
+    hard, easy = (written_hard_and_everyday(args.prompts) if args.prompts is not None
+                  else hard_and_everyday(REPO / "training" / "task_types"))
     if args.limit:
         hard = hard[:args.limit]
     configs: list[tuple[str, Path | None]] = [("shipped model", None)]

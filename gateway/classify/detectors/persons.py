@@ -63,6 +63,8 @@ _SELF_INTRO = re.compile(rb"name is ([a-z][a-z?'-]+(?: [a-z][a-z?'-]+)?)")
 _LOWER_GIVEN = frozenset(n.lower() for n in GIVEN_NAMES - AMBIGUOUS)
 
 Token = tuple[int, int]
+# Last letter of every term ending: one set lookup before the suffix comparison.
+_TERM_LAST = frozenset(s[-1] for s in TERM_SUFFIXES)
 # Last two letters of every surname ending: one set lookup before the suffix comparisons.
 _ENDING_TAILS = frozenset(e[-2:] for e in (*DISTINCT_SURNAME_ENDINGS, *SURNAME_ENDINGS))
 # Capitalised words that are not names on their own (a given name is never in this set).
@@ -239,7 +241,7 @@ def _run_score(view: TextView, run: list[Token], lower_case: bool) -> float:
 
 def _is_term(word: str) -> bool:
     """A word shaped like an abstract noun or adjective ("Innovation", "Configurator")."""
-    return (len(word) >= 7 and word[-1] in "nsrleyc" and word.lower().endswith(TERM_SUFFIXES)
+    return (len(word) >= 7 and word[-1] in _TERM_LAST and word.lower().endswith(TERM_SUFFIXES)
             and word not in GIVEN_NAMES_UNACCENTED)
 
 

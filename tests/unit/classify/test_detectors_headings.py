@@ -38,3 +38,14 @@ def test_headings_cells_and_terms_are_no_persons(text: str) -> None:
 )
 def test_names_beside_them_stay_persons(text: str, names: list[str]) -> None:
     assert persons(text) == names
+
+
+def test_the_other_speakers_of_a_transcript_are_still_found() -> None:
+    # "Quillon" is in no name list: only being a speaker beside a found one makes it a person.
+    text = "Amy: are we still on for Friday?\nQuillon: yes, at noon\nAmy: great"
+    assert persons(text) == ["Amy", "Quillon", "Amy"]
+
+
+def test_a_heading_beside_a_speaker_is_no_speaker() -> None:
+    text = "Amy: are we still on for Friday?\nQuillon Notes:\n- bring the slides"
+    assert "Quillon Notes" not in persons(text) and "Quillon" not in persons(text)
