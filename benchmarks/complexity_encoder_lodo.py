@@ -105,10 +105,13 @@ def main() -> None:
     new = EncoderComplexityModel.load()
     written = EVALUATION / "short_hard_everyday.jsonl"
     blind = EVALUATION / "short_hard_everyday_blind.jsonl"
+    blind_2 = EVALUATION / "short_hard_everyday_blind_2.jsonl"
     for title, (hard, easy) in (("Arena-Hard v2.0 / Vicuna-bench", hard_and_everyday(TASKS)),
                                 ("short textbook-hard / everyday",
                                  written_hard_and_everyday(written)),
-                                ("the same, written blind", written_hard_and_everyday(blind))):
+                                ("the same, written blind", written_hard_and_everyday(blind)),
+                                ("a second blind set, by the writer of the training files",
+                                 written_hard_and_everyday(blind_2))):
         print(f"\n{title} (n = {len(hard)}, {len(easy)}; never trained or calibrated on)")
         print(f"{'model':24} {'hard -> high':>14} {'everyday -> high':>17}")
         for name, assess in (("n-gram (previous)", shipped_ngram.assess),

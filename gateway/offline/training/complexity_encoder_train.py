@@ -35,10 +35,11 @@ from gateway.classify.static_encoder import EncoderInfo, StaticEncoder
 
 ROUTING = Path("routing")
 HARD_FILES = ("arena_hard_v01_tasks.jsonl", "authored_expert_requests.jsonl",
-              "authored_multilingual_expert.jsonl")
+              "authored_multilingual_expert.jsonl", "authored_short_hard.jsonl")
 ORDINARY_FILES = ("self_instruct_seed_tasks.jsonl", "authored_chat_2.jsonl",
                   "authored_chat.jsonl", "authored_everyday_code.jsonl",
-                  "authored_everyday_technical.jsonl", "authored_multilingual_everyday.jsonl")
+                  "authored_everyday_technical.jsonl", "authored_multilingual_everyday.jsonl",
+                  "authored_short_everyday.jsonl")
 REFERENCE_FILES = ("self_instruct_user_oriented.jsonl", "alpaca_eval_oasst_hh_tasks.jsonl")
 EXPORT_TOLERANCE = 1e-3  # in z; the export rounds weights to 6 significant digits
 
