@@ -35,6 +35,7 @@ from gateway.classify.detectors.person_cues import (
     opens_a_line_of_speech,
     starts_a_line,
 )
+from gateway.classify.detectors.placeholder_names import without_stock_characters
 from gateway.classify.detectors.textview import TextView, make_view
 from gateway.types import SensitiveSpan
 
@@ -97,7 +98,7 @@ def detect_persons(view: TextView) -> list[SensitiveSpan]:
             SensitiveSpan("person", "pii", s.start + offset, s.end + offset, s.confidence)
             for s in _capitalised_names(make_view(true_cased), lower_case=True)
         )
-    return spans
+    return without_stock_characters(view.text, spans)
 
 
 def _capitalised_names(view: TextView, lower_case: bool) -> list[SensitiveSpan]:
