@@ -6,13 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.classify.detectors.eponyms import holds_a_result, names_a_result
-from gateway.classify.sensitivity import SensitivityScanner
-
-SCANNER = SensitivityScanner()
-
-
-def persons(text: str) -> list[str]:
-    return [text[s.start:s.end] for s in SCANNER.scan(text) if s.type == "person"]
+from tests.support.found_names import persons
 
 
 @pytest.mark.parametrize(

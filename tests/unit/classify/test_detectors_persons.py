@@ -17,13 +17,7 @@ from gateway.classify.detectors.name_words import (
     LOWER_CASE_WORDS,
 )
 from gateway.classify.detectors.textview import make_view
-from gateway.classify.sensitivity import SensitivityScanner
-
-SCANNER = SensitivityScanner()
-
-
-def persons(text: str) -> list[str]:
-    return [text[s.start:s.end] for s in SCANNER.scan(text) if s.type == "person"]
+from tests.support.found_names import persons
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,7 @@ from gateway.classify.detectors.common_words import COMMON_WORDS
 from gateway.classify.detectors.given_names import GIVEN_NAMES
 from gateway.classify.detectors.given_names_europe import EUROPE_GIVEN_NAMES
 from gateway.classify.detectors.name_words import AMBIGUOUS, COMMON_CAPITALISED
-from gateway.classify.sensitivity import SensitivityScanner
-
-SCANNER = SensitivityScanner()
-
-
-def persons(text: str) -> list[str]:
-    return [text[s.start:s.end] for s in SCANNER.scan(text) if s.type == "person"]
+from tests.support.found_names import persons
 
 
 @pytest.mark.parametrize(
