@@ -21,6 +21,7 @@ from gateway.classify.detectors.address_words import (
     STREET_ABBREVIATIONS,
     STREET_LINE,
     STREET_SUFFIXES,
+    STREET_TYPES,
     STRENGTH,
 )
 from gateway.classify.detectors.name_words import COMMON_CAPITALISED
@@ -28,13 +29,20 @@ from gateway.classify.detectors.textview import TextView
 from gateway.types import SensitiveSpan
 
 # A number (not inside a token) followed by a capitalised word; a word followed by a number.
-_NUMBER_THEN_WORD = re.compile(rb"0(?<![Aa0_.,:/#$-]0)0{0,5}a? [A?]")
+_NUMBER_THEN_WORD = re.compile(rb"0(?<![Aa0_.,:/#$-]0)0{0,5}[aA]? [A?]")  # "221B Baker"
 _WORD_THEN_NUMBER = re.compile(rb"0(?<=[Aa?.] 0)0{0,5}(?![0Aa_%])")
 _STREET_WORDS = GATE_WORDS | frozenset(STREET_ABBREVIATIONS) | {"apt.", "unit"}
 _WINDOW = 70
 _LETTERS = re.compile(r"[^\W\d_]+")
 _LINE_PREFIX = frozenset(">?*-•\t ")
 _THRESHOLD = 0.6
+STREET_TYPES_SET = frozenset(STREET_TYPES)  # lower case, as a street type is in prose
+# English words of a sentence that no street name holds between its number and its type.
+_FUNCTION_WORDS = frozenset(
+    "if i you we they he she it can could will would should must is are was were be been "
+    "there here this that these those to of for with from by than then when where which "
+    "who what how a an as so not no per half".split()
+)
 _MAX_PARTS = 4
 
 
@@ -130,9 +138,9 @@ def _strongest(
     starts = _word_starts(text, line_start, anchor, 1 if number_first else 5)
     for start in (*starts, anchor):
         match = STREET_LINE.match(text, start, hi)
-        if match is not None and match.lastgroup == "typed_after" and _lower_case_english(
-                match.group()):
-            continue  # "written to row 4": an English street named before its type is capitalised
+        if match is not None and match.lastgroup in ("typed", "typed_after") and _prose(
+                match.group(), match.lastgroup):
+            continue
         if match is not None and match.end() >= anchor:
             strength = STRENGTH[match.lastgroup or "typed"]
             if best is None or (strength, match.end() - start) > (best[2], best[1] - best[0]):
@@ -140,10 +148,18 @@ def _strongest(
     return best
 
 
-def _lower_case_english(street: str) -> bool:
-    """Prose that reads as a street of the name-then-type form: lower-case and ASCII ("be
-    written to row 4"); "hegyalja út 98" keeps its letters outside ASCII."""
-    return street[0].islower() and street.isascii()
+def _prose(street: str, form: str) -> bool:
+    """A sentence that reads as a street line. Of the name-then-type form, lower-case ASCII
+    ("be written to row 4"; "hegyalja út 98" keeps its letters outside ASCII). Of either
+    form, a lower-case English street type among words no street name holds ("If I can walk
+    1700 steps", "April 10, there is a single row", "1 G acceleration to half way")."""
+    if not street.isascii():
+        return False
+    if form == "typed_after" and street[0].islower():
+        return True
+    words = _LETTERS.findall(street)
+    return any(w in STREET_TYPES_SET for w in words) and not _FUNCTION_WORDS.isdisjoint(
+        w.lower() for w in words)
 
 
 def _word_starts(text: str, lo: int, anchor: int, count: int = 3) -> list[int]:

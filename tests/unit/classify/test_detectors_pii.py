@@ -63,7 +63,8 @@ def test_no_person_in_ordinary_text(text: str) -> None:
      ("Mail goes to PO Box 1234", "PO Box 1234"),
      ("Ship to PSC 1234, Box 5678\nAPO AE 09876", "PSC 1234, Box 5678\nAPO AE 09876"),
      ("Meet me at the corner of Main St and Elm Road", "the corner of Main St and Elm Road"),
-     ("Please enter on hegyalja út 98 by the gate", "hegyalja út 98")],
+     ("Please enter on hegyalja út 98 by the gate", "hegyalja út 98"),
+     ("Ship it to 221B Baker Street, London NW1 6XE.", "221B Baker Street, London NW1 6XE")],
 )
 def test_street_address_found(text: str, address: str) -> None:
     assert any(address in a for a in found(text, "street_address"))
@@ -73,7 +74,10 @@ def test_street_address_found(text: str, address: str) -> None:
     "text",
     ["See Chapter 12 Section 3 for details", "Python 3 Tutorial", "Scenario 1 | I ran",
      "The corner of {street_name} and {street_name}", "In 2004 Paris hosted 3 events",
-     "the 12th code would be written to row 4, column 2"],
+     "the 12th code would be written to row 4, column 2",
+     "If I can walk 1700 steps every 15 min, how long would it take me?",
+     "between April 1 and April 10, there is a single row instead of 10",
+     "Assume 1 G acceleration to half way and 1 G deceleration after."],
 )
 def test_no_street_address_in_ordinary_text(text: str) -> None:
     assert found(text, "street_address") == []
