@@ -180,7 +180,9 @@ NAME_BREAKERS = frozenset(
     Grove Forest Rua Rue Via Viale Avenida Av Paseo Calle Carrer Strada Piazza Corso Vicolo
     Largo Travessa Praça Chemin Allee Straße Strasse Weg Gasse Platz Vej Gade Gata Gatan Katu Tie
     Utca Ulica Trg Systems Software Networks Industries Enterprises Agency Services Motors
-    Airlines Pharmaceuticals Insurance Energy Foods Brands Markets Realty Properties""".split()
+    Airlines Pharmaceuticals Insurance Energy Foods Brands Markets Realty Properties
+    Empire Dynasty Federation Commonwealth Gulf Strait Straits Sea Ocean Channel Peninsula
+    Desert Canyon Glacier""".split()
 )
 
 # Given names that, written lower-case, are far more often words ("gene expression", "de

@@ -115,8 +115,7 @@ def _capitalised_names(view: TextView, lower_case: bool) -> list[SensitiveSpan]:
     for start, end in runs:
         chunk = text[start:end]
         if " " not in chunk:
-            if chunk not in _ORDINARY and not (chunk[-1] == "s" and chunk[:-1] in _ORDINARY) and (
-                    not _is_term(chunk)):
+            if chunk not in _ORDINARY and not _plural(chunk) and not _is_term(chunk):
                 unknown.append((start, end))
                 score = _lone_score(view, chunk, start, end, lower_case)
                 if score >= threshold and not names_a_result(text, end):
@@ -198,7 +197,7 @@ def _split(text: str, start: int, chunk: str) -> list[list[Token]]:
             if token in NAME_BREAKERS:
                 void = True
                 continue
-            if (token not in _ORDINARY and not _is_term(token)) or (
+            if (token not in _ORDINARY and not _is_term(token) and not _plural(token)) or (
                 token in GIVEN_NAMES_UNACCENTED
             ) or (current and text[current[-1][0]:current[-1][1]] in GIVEN_NAMES_UNACCENTED):
                 current.append(span)
@@ -244,6 +243,11 @@ def _is_term(word: str) -> bool:
     """A word shaped like an abstract noun or adjective ("Innovation", "Configurator")."""
     return (len(word) >= 7 and word[-1] in _TERM_LAST and word.lower().endswith(TERM_SUFFIXES)
             and word not in GIVEN_NAMES_UNACCENTED)
+
+
+def _plural(word: str) -> bool:
+    """An everyday noun in the plural ("Outlets", "Employees", "Guidelines"): no surname."""
+    return word[-1] == "s" and word[:-1] in _ORDINARY
 
 
 def _has_particle(words: list[str]) -> bool:

@@ -35,7 +35,9 @@ def test_not_an_email_of_a_person(text: str) -> None:
      ("The transfer was approved by Mr. Oyelaran yesterday.", "Oyelaran"),
      ("Pálmi Einarsson will join the call.", "Pálmi Einarsson"),
      ('"It works," says Okonkwo.', "Okonkwo"),
-     ("Maika van de Noort\nAccount manager\nmaika@firm.nl", "Maika van de Noort")],
+     ("Maika van de Noort\nAccount manager\nmaika@firm.nl", "Maika van de Noort"),
+     ("I spoke to Tom Banks yesterday about the lease.", "Tom Banks"),
+     ("Please forward the contract to Daniel Fields.", "Daniel Fields")],
 )
 def test_person_found(text: str, name: str) -> None:
     assert name in found(text, "person")
@@ -49,7 +51,11 @@ def test_person_found(text: str, name: str) -> None:
      "God gave rock and roll to you",
      "CAN I SPEAK TO A REAL PERSON?!?!",
      "class Request(BaseModel):\n    response: Response = Field(default=None)",
-     "Southern Tunisia has a dry climate."],
+     "Southern Tunisia has a dry climate.",
+     "Explain the fall of the Roman Empire and draw parallels to today.",
+     "Describe each of the naval battles of Leyte Gulf and of Surigao Strait.",
+     "Direct messages to Ubisoft Employees are not allowed.",
+     "The system shall let users sell Configured to Ordered Products."],
 )
 def test_no_person_in_ordinary_text(text: str) -> None:
     assert found(text, "person") == []
