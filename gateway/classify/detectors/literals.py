@@ -41,7 +41,7 @@ class LiteralSet:
         found.sort()
         return found
 
-    def bounded(self, haystack: bytes, inner: bytes) -> list[int]:
+    def bounded(self, haystack: bytes, inner: frozenset[int]) -> list[int]:
         """Start offsets of the occurrences that are not inside a longer run of `inner`
         bytes: neither the byte before nor the byte after is one of them (whole words, with
         `inner` the bytes words are made of)."""
