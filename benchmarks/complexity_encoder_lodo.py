@@ -15,8 +15,9 @@ without it:
   outcome signal learns from the outcome sets left in, and votes on multiple choice only);
 - `new model`: the signals together, as shipped, refitted without it.
 Then, on prompts no part was trained or calibrated on (Arena-Hard v2.0's hard prompts,
-Vicuna-bench's everyday questions; the team's short textbook-hard and everyday requests in
-evaluation/short_hard_everyday*.jsonl), the share each shipped model puts in "high".
+Vicuna-bench's everyday questions; the short textbook-hard and everyday requests in
+evaluation/short_hard_everyday*.jsonl and the maths ones in
+evaluation/math_hard_everyday_blind.jsonl), the share each shipped model puts in "high".
 Prints tables; nothing is asserted.
 """
 
@@ -106,12 +107,15 @@ def main() -> None:
     written = EVALUATION / "short_hard_everyday.jsonl"
     blind = EVALUATION / "short_hard_everyday_blind.jsonl"
     blind_2 = EVALUATION / "short_hard_everyday_blind_2.jsonl"
+    maths = EVALUATION / "math_hard_everyday_blind.jsonl"
     for title, (hard, easy) in (("Arena-Hard v2.0 / Vicuna-bench", hard_and_everyday(TASKS)),
                                 ("short textbook-hard / everyday",
                                  written_hard_and_everyday(written)),
                                 ("the same, written blind", written_hard_and_everyday(blind)),
                                 ("a second blind set, by the writer of the training files",
-                                 written_hard_and_everyday(blind_2))):
+                                 written_hard_and_everyday(blind_2)),
+                                ("maths, plainly hard / elementary, written blind",
+                                 written_hard_and_everyday(maths))):
         print(f"\n{title} (n = {len(hard)}, {len(easy)}; never trained or calibrated on)")
         print(f"{'model':24} {'hard -> high':>14} {'everyday -> high':>17}")
         for name, assess in (("n-gram (previous)", shipped_ngram.assess),
