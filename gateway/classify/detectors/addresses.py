@@ -36,7 +36,7 @@ _WINDOW = 70
 _LETTERS = re.compile(r"[^\W\d_]+")
 _LINE_PREFIX = frozenset(">?*-•\t ")
 _THRESHOLD = 0.6
-STREET_TYPES_SET = frozenset(STREET_TYPES)  # lower case, as a street type is in prose
+_STREET_TYPES_SET = frozenset(STREET_TYPES)  # lower case, as a street type is in prose
 # English words of a sentence that no street name holds between its number and its type.
 _FUNCTION_WORDS = frozenset(
     "if i you we they he she it can could will would should must is are was were be been "
@@ -158,7 +158,7 @@ def _prose(street: str, form: str) -> bool:
     if form == "typed_after" and street[0].islower():
         return True
     words = _LETTERS.findall(street)
-    return any(w in STREET_TYPES_SET for w in words) and not _FUNCTION_WORDS.isdisjoint(
+    return any(w in _STREET_TYPES_SET for w in words) and not _FUNCTION_WORDS.isdisjoint(
         w.lower() for w in words)
 
 

@@ -246,7 +246,7 @@ def _is_term(word: str) -> bool:
 
 
 def _plural(word: str) -> bool:
-    """An everyday noun in the plural ("Outlets", "Employees", "Guidelines"): no surname."""
+    """An everyday noun in the plural ("Employees", "Products"): no surname."""
     return word[-1] == "s" and word[:-1] in _ORDINARY
 
 
