@@ -27,12 +27,7 @@ def without_stock_characters(text: str, spans: Sequence[SensitiveSpan]) -> list[
     """The person spans less the bare cast names, where both Alice and Bob are among them."""
     if "Alice" not in text or "Bob" not in text:  # nearly every request: two substring scans
         return list(spans)
-    bare = {_name(text[s.start:s.end]) for s in spans}
+    bare = {text[s.start:s.end] for s in spans}
     if not _PAIR <= bare:
         return list(spans)
-    return [s for s in spans if _name(text[s.start:s.end]) not in CAST]
-
-
-def _name(span: str) -> str:
-    """The name without a possessive a span may carry ("Bob’s" with a typographic quote)."""
-    return span[:-2] if span.endswith(("'s", "\u2019s")) else span
+    return [s for s in spans if text[s.start:s.end] not in CAST]

@@ -35,6 +35,7 @@ FIND_BUDGET = 2048
 # means "a non-ASCII character" (a letter, most of the time: "Šárka", "Østrem").
 _QUESTION_MARK = 0x1A
 _CLASS_TABLE = _class_table(ord("?"))
+_APOSTROPHES = ("\u2019", "\u2018")
 _ASCII_CLASS_TABLE = _class_table(ord("!"))
 
 
@@ -69,8 +70,11 @@ def make_view(text: str) -> TextView:
         raw = text.encode("ascii")
         return TextView(text, raw, raw.lower(), raw.translate(_ASCII_CLASS_TABLE), True)
     # "replace" turns each non-ASCII code point into one "?", so offsets stay aligned.
-    if "?" in text:
-        raw = text.replace("?", chr(_QUESTION_MARK)).encode("ascii", "replace")
-    else:
-        raw = text.encode("ascii", "replace")
+    ascii_text = text.replace("?", chr(_QUESTION_MARK)) if "?" in text else text
+    # A typographic apostrophe is an apostrophe to every detector ("Sarah’s", "d’Émile"),
+    # not a letter of the word it ends: one character for one, so offsets stay aligned.
+    for curly in _APOSTROPHES:
+        if curly in ascii_text:
+            ascii_text = ascii_text.replace(curly, "'")
+    raw = ascii_text.encode("ascii", "replace")
     return TextView(text, raw, raw.lower(), raw.translate(_CLASS_TABLE), False)

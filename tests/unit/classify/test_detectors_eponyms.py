@@ -24,6 +24,7 @@ def test_a_name_of_a_result_is_no_person(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "names"),
     [("Sarah's test results came back this morning.", ["Sarah"]),
+     ("Sarah\u2019s test results came back this morning.", ["Sarah"]),
      ("Mary's identity was confirmed by Dr. Okafor.", ["Mary", "Okafor"])],
 )
 def test_a_person_before_an_everyday_word_stays_one(text: str, names: list[str]) -> None:

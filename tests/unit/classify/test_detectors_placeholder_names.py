@@ -24,7 +24,8 @@ def test_the_stock_characters_of_a_protocol_are_no_persons(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "names"),
     [("Bob from accounting says the invoice is late.", ["Bob"]),
-     ("Alice Chen and Bob met the auditors on Tuesday.", ["Alice Chen", "Bob"])],
+     ("Alice Chen and Bob met the auditors on Tuesday.", ["Alice Chen", "Bob"]),
+     ("Ask Bob\u2019s manager about the invoice.", ["Bob"])],
 )
 def test_a_full_name_or_a_lone_first_name_stays_a_person(text: str, names: list[str]) -> None:
     assert persons(text) == names

@@ -29,8 +29,10 @@ def test_a_row_of_another_kind_is_refused_naming_the_file(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(("name", "hard", "everyday"),
                          [("short_hard_everyday.jsonl", 40, 40),
-                          ("short_hard_everyday_blind.jsonl", 147, 130)])
-def test_the_shipped_short_sets_hold_what_their_readme_says(name: str, hard: int,
+                          ("short_hard_everyday_blind.jsonl", 147, 130),
+                          ("short_hard_everyday_blind_2.jsonl", 74, 73),
+                          ("math_hard_everyday_blind.jsonl", 60, 60)])
+def test_the_shipped_sets_hold_what_their_readme_says(name: str, hard: int,
                                                            everyday: int) -> None:
     found = written_hard_and_everyday(EVALUATION / name)
     assert (len(found[0]), len(found[1])) == (hard, everyday)
